@@ -1,0 +1,199 @@
+"""Settings of a run: the task, the model and the training, with the paper's protocol as defaults.
+
+Every value is validated on construction with a one-line error naming the parameter.
+`RunConfig.hash()` covers only the settings that change results (not logging or device).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import string
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A setting is invalid; the message names the parameter and what is wrong."""
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """The assign-and-add task (SPEC §1–2)."""
+
+    modulus: int = 59  # N: numbers 0..N-1, answer (lhs + rhs) mod N
+    n_vars: int = 12  # variables a, b, c, ...
+    seq_len: int = 16  # every sequence; the query `+ lhs rhs =` fills the last 4
+    train_fraction: float = 0.7  # f: share of the N*N ordered operand pairs used in training
+    two_var_rate: float = 1.0  # r: each 2-var training row is kept with this probability
+    n_left_only: int = 2  # the first variables (a, b) are query operands only on the left in training
+    n_right_only: int = 2  # the last variables (k, l) are query operands only on the right in training
+    split_seed: int = 42  # draws the train/held-out operand pairs
+    eval_seed: int = 1234  # draws the fixed evaluation pools and the exact sets' prefixes
+    pool_size: int = 2000  # sequences per evaluation pool
+
+    def __post_init__(self) -> None:
+        _require(isinstance(self.modulus, int) and self.modulus >= 2,
+                 f"modulus must be an integer >= 2, got {self.modulus!r}")
+        _require(isinstance(self.n_vars, int) and 2 <= self.n_vars <= 26,
+                 f"n_vars must be an integer in 2..26, got {self.n_vars!r}")
+        _require(isinstance(self.seq_len, int) and self.seq_len >= 6,
+                 f"seq_len must be >= 6 (one assignment of 2 tokens plus the 4-token query `+ lhs rhs =`),"
+                 f" got {self.seq_len!r}")
+        _require(0.0 < float(self.train_fraction) <= 1.0,
+                 f"train_fraction must lie in (0, 1], got {self.train_fraction!r}")
+        _require(0.0 <= float(self.two_var_rate) <= 1.0,
+                 f"two_var_rate must lie in [0, 1], got {self.two_var_rate!r}")
+        _require(isinstance(self.n_left_only, int) and self.n_left_only >= 0,
+                 f"n_left_only must be an integer >= 0, got {self.n_left_only!r}")
+        _require(isinstance(self.n_right_only, int) and self.n_right_only >= 0,
+                 f"n_right_only must be an integer >= 0, got {self.n_right_only!r}")
+        _require(self.n_left_only + self.n_right_only <= self.n_vars - 2,
+                 f"n_left_only + n_right_only must leave at least 2 unrestricted variables"
+                 f" (n_vars={self.n_vars}), got {self.n_left_only} + {self.n_right_only}")
+        _require(isinstance(self.pool_size, int) and self.pool_size >= 1,
+                 f"pool_size must be an integer >= 1, got {self.pool_size!r}")
+        # A split with fewer than N pairs cannot contain every number as an operand.
+        _require(self.n_train_pairs >= 1,
+                 f"train_fraction={self.train_fraction} leaves no training pair at modulus={self.modulus}")
+
+    # Derived sizes (properties, never stored, so they cannot go stale).
+    @property
+    def prefix_len(self) -> int:
+        return self.seq_len - 4
+
+    @property
+    def max_assignments(self) -> int:
+        return self.prefix_len // 2
+
+    @property
+    def n_train_pairs(self) -> int:
+        return int(self.train_fraction * self.modulus * self.modulus)
+
+    @property
+    def var_names(self) -> tuple[str, ...]:
+        return tuple(string.ascii_lowercase[: self.n_vars])
+
+    @property
+    def vocab_size(self) -> int:
+        return self.modulus + 3 + self.n_vars
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The transformer (SPEC §3): no LayerNorm, no biases, no MLP in layer 1 (block 0)."""
+
+    d_model: int = 128
+    d_mlp: int = 512
+    init_std_scale: float = 0.8  # every weight ~ N(0, scale / sqrt(d_model)), TransformerLens "gpt2" init
+
+    def __post_init__(self) -> None:
+        _require(isinstance(self.d_model, int) and self.d_model >= 1,
+                 f"d_model must be an integer >= 1, got {self.d_model!r}")
+        _require(isinstance(self.d_mlp, int) and self.d_mlp >= 1,
+                 f"d_mlp must be an integer >= 1, got {self.d_mlp!r}")
+        _require(float(self.init_std_scale) > 0, f"init_std_scale must be > 0, got {self.init_std_scale!r}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """AdamW training (SPEC §4)."""
+
+    steps: int = 40_000
+    batch_size: int = 512
+    lr: float = 1e-3
+    weight_decay: float = 0.02
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    seed: int = 42
+    bf16: bool = False  # bf16 autocast (what the authors used on GPU); fp32 by default on CPU
+    eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
+    probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "eval_every", "probe_every"):
+            value = getattr(self, name)
+            _require(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+                     f"{name} must be an integer >= 1, got {value!r}")
+        _require(float(self.lr) > 0, f"lr must be > 0, got {self.lr!r}")
+        _require(float(self.weight_decay) >= 0, f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        for name in ("beta1", "beta2"):
+            _require(0 <= float(getattr(self, name)) < 1, f"{name} must lie in [0, 1), got {getattr(self, name)!r}")
+        _require(float(self.eps) > 0, f"eps must be > 0, got {self.eps!r}")
+        _require(isinstance(self.seed, int), f"seed must be an integer, got {self.seed!r}")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    task: TaskConfig = field(default_factory=TaskConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        if not isinstance(data, dict):
+            raise ConfigError(f"a run config must be a JSON object, got {type(data).__name__}")
+        unknown = set(data) - {"task", "model", "train"}
+        _require(not unknown, f"unknown config section(s): {', '.join(sorted(unknown))}"
+                              " (expected task, model, train)")
+        parts = {}
+        for section, klass in (("task", TaskConfig), ("model", ModelConfig), ("train", TrainConfig)):
+            values = data.get(section, {})
+            known = {f.name for f in fields(klass)}
+            bad = set(values) - known
+            _require(not bad, f"unknown config key(s) {', '.join(sorted(f'{section}.{k}' for k in bad))}")
+            parts[section] = klass(**values)
+        return cls(**parts)
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunConfig":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ConfigError(f"config is not valid JSON: {err}") from None
+        return cls.from_dict(data)
+
+    def replace(self, **overrides: Any) -> "RunConfig":
+        """Copy with dotted or bare overrides, e.g. replace(**{"train.steps": 300}) or replace(seed=7)."""
+        data = self.to_dict()
+        for key, value in overrides.items():
+            section, name = resolve_key(key)
+            data[section][name] = value
+        return RunConfig.from_dict(data)
+
+    def hash(self) -> str:
+        """Stable 12-hex-digit hash of every setting that changes results (eval cadence included)."""
+        data = self.to_dict()
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
+
+
+def resolve_key(key: str) -> tuple[str, str]:
+    """Map 'train.steps' or a unique bare name like 'steps' to (section, field)."""
+    if "." in key:
+        section, name = key.split(".", 1)
+        _require(section in SECTIONS and name in {f.name for f in fields(SECTIONS[section])},
+                 f"unknown config key {key!r}")
+        return section, name
+    owners = [s for s, k in SECTIONS.items() if key in {f.name for f in fields(k)}]
+    _require(len(owners) == 1, f"unknown config key {key!r}" if not owners else f"ambiguous config key {key!r}")
+    return owners[0], key
+
+
+def all_keys() -> list[str]:
+    return [f"{s}.{f.name}" for s, k in SECTIONS.items() for f in fields(k)]

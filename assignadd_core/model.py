@@ -1,0 +1,252 @@
+"""The 2-layer, 1-head, attention + (layer-2) MLP transformer of SPEC §3, with TransformerLens names.
+
+Built on `HookedRootModule` + `HookPoint`, so `run_with_cache`, `run_with_hooks` and hook names
+work as in TransformerLens (`blocks.0.attn.hook_pattern`, `blocks.1.hook_resid_mid`,
+`blocks.1.mlp.hook_pre`, ...). Two forward paths share the parameters:
+
+* `forward(tokens)`: the full hooked model at every position, for analysis;
+* `fused_logits(tokens)`: only what the loss at `=` needs, for training (see `fused_logits`).
+"""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformer_lens import ActivationCache, FactoredMatrix, HookedRootModule
+from transformer_lens.hook_points import HookPoint
+
+from .config import RunConfig
+
+class FusedOutput(NamedTuple):
+    logits: torch.Tensor  # [batch, N] at `=`
+    pattern1: torch.Tensor  # layer-1 attention [batch, query pos, key pos]
+    pattern2: torch.Tensor  # layer-2 attention from `=` [batch, key pos]
+    resid_mid0: torch.Tensor  # residual stream after layer-1 attention [batch, pos, d_model]
+
+
+N_LAYERS = 2
+MLP_LAYER = 1  # block 0 has no MLP (the authors zero and freeze it)
+
+
+class Embed(nn.Module):
+    def __init__(self, d_vocab: int, d_model: int):
+        super().__init__()
+        self.W_E = nn.Parameter(torch.empty(d_vocab, d_model))
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.W_E[tokens]
+
+
+class PosEmbed(nn.Module):
+    def __init__(self, n_ctx: int, d_model: int):
+        super().__init__()
+        self.W_pos = nn.Parameter(torch.empty(n_ctx, d_model))
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.W_pos[: tokens.shape[1]].expand(tokens.shape[0], -1, -1)
+
+
+class Attention(nn.Module):
+    """One causal head; weights carry TransformerLens' leading head axis, scores scaled by 1/sqrt(d_head)."""
+
+    def __init__(self, d_model: int, d_head: int, n_ctx: int):
+        super().__init__()
+        self.W_Q = nn.Parameter(torch.empty(1, d_model, d_head))
+        self.W_K = nn.Parameter(torch.empty(1, d_model, d_head))
+        self.W_V = nn.Parameter(torch.empty(1, d_model, d_head))
+        self.W_O = nn.Parameter(torch.empty(1, d_head, d_model))
+        self.register_buffer("mask", torch.tril(torch.ones(n_ctx, n_ctx, dtype=torch.bool)), persistent=False)
+        self.scale = 1.0 / math.sqrt(d_head)
+        for name in ("hook_q", "hook_k", "hook_v", "hook_attn_scores", "hook_pattern", "hook_z"):
+            setattr(self, name, HookPoint())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = self.hook_q(torch.einsum("bpd,hde->bphe", x, self.W_Q))
+        k = self.hook_k(torch.einsum("bpd,hde->bphe", x, self.W_K))
+        v = self.hook_v(torch.einsum("bpd,hde->bphe", x, self.W_V))
+        scores = torch.einsum("bqhe,bkhe->bhqk", q, k) * self.scale
+        n = x.shape[1]
+        scores = self.hook_attn_scores(scores.masked_fill(~self.mask[:n, :n], float("-inf")))
+        pattern = self.hook_pattern(scores.softmax(-1))
+        z = self.hook_z(torch.einsum("bhqk,bkhe->bqhe", pattern, v))
+        return torch.einsum("bqhe,hed->bqd", z, self.W_O)
+
+
+class MLP(nn.Module):
+    def __init__(self, d_model: int, d_mlp: int):
+        super().__init__()
+        self.W_in = nn.Parameter(torch.empty(d_model, d_mlp))
+        self.W_out = nn.Parameter(torch.empty(d_mlp, d_model))
+        self.hook_pre, self.hook_post = HookPoint(), HookPoint()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        post = self.hook_post(F.relu(self.hook_pre(x @ self.W_in)))
+        return post @ self.W_out
+
+
+class Block(nn.Module):
+    def __init__(self, d_model: int, d_mlp: int, n_ctx: int, has_mlp: bool):
+        super().__init__()
+        self.attn = Attention(d_model, d_model, n_ctx)
+        self.mlp = MLP(d_model, d_mlp) if has_mlp else None
+        for name in ("hook_resid_pre", "hook_attn_out", "hook_resid_mid", "hook_resid_post"):
+            setattr(self, name, HookPoint())
+        if has_mlp:
+            self.hook_mlp_out = HookPoint()
+
+    def forward(self, resid: torch.Tensor) -> torch.Tensor:
+        resid = self.hook_resid_pre(resid)
+        resid = self.hook_resid_mid(resid + self.hook_attn_out(self.attn(resid)))
+        if self.mlp is not None:
+            resid = resid + self.hook_mlp_out(self.mlp(resid))
+        return self.hook_resid_post(resid)
+
+
+class Unembed(nn.Module):
+    def __init__(self, d_model: int, d_out: int):
+        super().__init__()
+        self.W_U = nn.Parameter(torch.empty(d_model, d_out))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.W_U
+
+
+class AssignAddTransformer(HookedRootModule):
+    """SPEC §3: 2 layers, 1 head, d_model = d_head = 128, d_mlp = 512, ReLU, no LayerNorm, no biases."""
+
+    def __init__(self, config: RunConfig):
+        super().__init__()
+        task, m = config.task, config.model
+        self.config = config
+        d, n_ctx = m.d_model, task.seq_len
+        self.cfg = SimpleNamespace(  # the fields TransformerLens utilities look for
+            n_layers=N_LAYERS, n_heads=1, d_model=d, d_head=d, d_mlp=m.d_mlp, n_ctx=n_ctx,
+            d_vocab=task.vocab_size, d_vocab_out=task.modulus, act_fn="relu", normalization_type=None,
+            attn_only=False, positional_embedding_type="standard", use_attn_result=False,
+            default_prepend_bos=False, device=None,
+        )
+        self.embed = Embed(task.vocab_size, d)
+        self.pos_embed = PosEmbed(n_ctx, d)
+        self.hook_embed, self.hook_pos_embed = HookPoint(), HookPoint()
+        self.blocks = nn.ModuleList([Block(d, m.d_mlp, n_ctx, has_mlp=(i == MLP_LAYER)) for i in range(N_LAYERS)])
+        self.unembed = Unembed(d, task.modulus)
+        self.init_weights()
+        self.setup()
+
+    def init_weights(self, generator: torch.Generator | None = None) -> None:
+        """TransformerLens' "gpt2" init: every weight ~ N(0, init_std_scale / sqrt(d_model))."""
+        std = self.config.model.init_std_scale / math.sqrt(self.config.model.d_model)
+        with torch.no_grad():
+            for _, param in self.named_parameters():
+                param.normal_(0.0, std, generator=generator)
+
+    # ------------------------------------------------------------------ full hooked forward
+    def forward(self, tokens: torch.Tensor, answers: torch.Tensor | None = None,
+                return_type: str | None = "logits") -> torch.Tensor | None:
+        """Logits [batch, pos, N] at every position; return_type='loss' gives the loss at `=`."""
+        resid = self.hook_embed(self.embed(tokens)) + self.hook_pos_embed(self.pos_embed(tokens))
+        for block in self.blocks:
+            resid = block(resid)
+        logits = self.unembed(resid)
+        if return_type == "loss":
+            if answers is None:
+                raise ValueError("return_type='loss' needs the answers")
+            return F.cross_entropy(logits[:, -1].float(), answers)
+        return logits if return_type == "logits" else None
+
+    def run_with_cache(self, *args, **kwargs):
+        out, cache = super().run_with_cache(*args, **kwargs)
+        return out, ActivationCache(cache, self)
+
+    # ------------------------------------------------------------------ fused training path
+    def fused_logits(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits at the last position (`=`), [batch, N]: the same function as forward()[:, -1]."""
+        return self.fused_forward(tokens).logits
+
+    def fused_forward(self, tokens: torch.Tensor) -> "FusedOutput":
+        """Logits at `=` plus the few activations the progress measures read.
+
+        Single-head attention only needs the folded W_QK = W_Q W_Kᵀ and W_OV = W_V W_O, and since
+        the layer-1 input is embedding + position, `x @ W` is a lookup in the small tables
+        `W_E @ W` and `W_pos @ W` instead of a per-token matrix product. Layer 2, its MLP and the
+        unembedding run at `=` only. Gradients are exact (autograd through the folds).
+        """
+        n = tokens.shape[1]
+        W_E, W_pos = self.embed.W_E, self.pos_embed.W_pos[:n]
+        a1, a2 = self.blocks[0].attn, self.blocks[1].attn
+        qk1 = a1.W_Q[0] @ a1.W_K[0].T
+        ov1 = a1.W_V[0] @ a1.W_O[0]
+        x0 = F.embedding(tokens, W_E) + W_pos
+        q1 = F.embedding(tokens, W_E @ qk1) + W_pos @ qk1
+        v1 = F.embedding(tokens, W_E @ ov1) + W_pos @ ov1
+        scores1 = torch.bmm(q1, x0.transpose(1, 2)) * a1.scale
+        scores1 = scores1.masked_fill(~a1.mask[:n, :n], float("-inf"))
+        pattern1 = scores1.softmax(-1)
+        x1 = x0 + torch.bmm(pattern1, v1)
+
+        last = x1[:, -1]
+        q2 = last @ (a2.W_Q[0] @ a2.W_K[0].T)
+        pattern2 = (torch.bmm(x1, q2.unsqueeze(-1)).squeeze(-1) * a2.scale).softmax(-1)
+        ctx = torch.bmm(pattern2.unsqueeze(1), x1).squeeze(1)
+        resid = last + ctx @ (a2.W_V[0] @ a2.W_O[0])
+        mlp = self.blocks[MLP_LAYER].mlp
+        resid = resid + F.relu(resid @ mlp.W_in) @ mlp.W_out
+        return FusedOutput(logits=resid @ self.unembed.W_U, pattern1=pattern1, pattern2=pattern2, resid_mid0=x1)
+
+    # ------------------------------------------------------------------ TransformerLens-style accessors
+    @property
+    def W_E(self) -> torch.Tensor:
+        return self.embed.W_E
+
+    @property
+    def W_pos(self) -> torch.Tensor:
+        return self.pos_embed.W_pos
+
+    @property
+    def W_U(self) -> torch.Tensor:
+        return self.unembed.W_U
+
+    def _stack_attn(self, name: str) -> torch.Tensor:
+        return torch.stack([getattr(b.attn, name) for b in self.blocks])
+
+    @property
+    def W_Q(self) -> torch.Tensor:
+        return self._stack_attn("W_Q")
+
+    @property
+    def W_K(self) -> torch.Tensor:
+        return self._stack_attn("W_K")
+
+    @property
+    def W_V(self) -> torch.Tensor:
+        return self._stack_attn("W_V")
+
+    @property
+    def W_O(self) -> torch.Tensor:
+        return self._stack_attn("W_O")
+
+    @property
+    def W_in(self) -> torch.Tensor:
+        """[n_layers, d_model, d_mlp]; layer 0 (no MLP) is all zeros, as in the authors' checkpoints."""
+        w = self.blocks[MLP_LAYER].mlp.W_in
+        return torch.stack([torch.zeros_like(w), w])
+
+    @property
+    def W_out(self) -> torch.Tensor:
+        w = self.blocks[MLP_LAYER].mlp.W_out
+        return torch.stack([torch.zeros_like(w), w])
+
+    @property
+    def QK(self) -> FactoredMatrix:
+        return FactoredMatrix(self.W_Q, self.W_K.transpose(-2, -1))
+
+    @property
+    def OV(self) -> FactoredMatrix:
+        return FactoredMatrix(self.W_V, self.W_O)
+
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self.parameters() if p.requires_grad)

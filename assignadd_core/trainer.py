@@ -1,0 +1,213 @@
+"""The training loop (SPEC §4): AdamW on the cross-entropy at `=`, evaluation and a checkpoint at
+steps 1, 1 + eval_every, ... and the last step; resumable; bit-identical reruns on CPU.
+
+Training data is a pure function of (seed, step) (`data.TrainStream`), and the model and
+optimizer state are saved at every eval step, so a killed run resumes to exactly the metrics of
+an uninterrupted one.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import platform
+import subprocess
+import time
+from contextlib import nullcontext
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_weights_into, save_model,
+                         save_tensors)
+from .config import ConfigError, RunConfig
+from .data import POOL_NAMES, TrainStream
+from .evaluation import evaluate, pool_accuracies
+from .measures import MEASURE_NAMES, all_measures
+from .model import AssignAddTransformer
+from .runs import Run
+
+METRIC_COLUMNS = ("step", "loss", *POOL_NAMES, *MEASURE_NAMES, "elapsed_s")
+KEEP_CHOICES = ("all", "none")
+
+
+def is_eval_step(step: int, config: RunConfig) -> bool:
+    return (step - 1) % config.train.eval_every == 0 or step == config.train.steps
+
+
+def is_probe_step(step: int, config: RunConfig) -> bool:
+    return (step - 1) % config.train.probe_every == 0 or step == config.train.steps
+
+
+def resolve_device(device: str) -> torch.device:
+    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        raise ConfigError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError("device 'cuda' requested but no CUDA GPU is available to torch")
+    return torch.device(device)
+
+
+def new_model(config: RunConfig) -> AssignAddTransformer:
+    model = AssignAddTransformer(config)
+    model.init_weights(torch.Generator().manual_seed(config.train.seed))
+    return model
+
+
+def make_optimizer(model: torch.nn.Module, config: RunConfig) -> torch.optim.AdamW:
+    t = config.train
+    return torch.optim.AdamW(model.parameters(), lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps,
+                             weight_decay=t.weight_decay)
+
+
+def autocast_context(config: RunConfig, device: torch.device):
+    return torch.autocast(device.type, dtype=torch.bfloat16) if config.train.bf16 else nullcontext()
+
+
+def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device) -> float:
+    with autocast_context(config, device):
+        logits = model.fused_logits(tokens)
+    loss = F.cross_entropy(logits.float(), answers)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+# ---------------------------------------------------------------------------- resume state
+def save_resume_state(run: Run, model, optimizer, step: int, extra: dict) -> None:
+    run.resume_dir.mkdir(parents=True, exist_ok=True)
+    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
+    names = [n for n, _ in model.named_parameters()]
+    for index, state in optimizer.state_dict()["state"].items():
+        for key, value in state.items():
+            tensors[f"optim.{names[index]}.{key}"] = torch.as_tensor(value)
+    save_tensors(tensors, run.resume_dir / "state.safetensors")
+    # the JSON is written last: it names the step the tensors belong to
+    atomic_write_text(run.resume_dir / "state.json", json.dumps({"step": step, **extra}))
+
+
+def load_resume_state(run: Run, model, optimizer) -> dict | None:
+    info_path, tensor_path = run.resume_dir / "state.json", run.resume_dir / "state.safetensors"
+    if not info_path.is_file():
+        return None
+    info = json.loads(info_path.read_text())
+    tensors = load_tensors(tensor_path)
+    load_weights_into(model, {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, tensor_path)
+    names = [n for n, _ in model.named_parameters()]
+    state = optimizer.state_dict()
+    for index, name in enumerate(names):
+        keys = [k for k in tensors if k.startswith(f"optim.{name}.")]
+        if keys:
+            state["state"][index] = {k.rsplit(".", 1)[-1]: tensors[k].to(model.W_E.device) for k in keys}
+    optimizer.load_state_dict(state)
+    return info
+
+
+def last_saved_step(run: Run) -> int:
+    info = run.resume_dir / "state.json"
+    return json.loads(info.read_text())["step"] if info.is_file() else 0
+
+
+# ---------------------------------------------------------------------------- metrics file
+def truncate_metrics(path: Path, last_step: int) -> None:
+    """Drop rows past the resumed step (written after the last saved state, before an interruption)."""
+    if not path.is_file():
+        return
+    lines = path.read_text().splitlines(keepends=True)
+    kept = lines[:1] + [line for line in lines[1:] if int(line.split(",", 1)[0]) <= last_step]
+    atomic_write_text(path, "".join(kept))
+
+
+def append_metrics(path: Path, row: dict) -> None:
+    new = not path.is_file()
+    with open(path, "a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=METRIC_COLUMNS)
+        if new:
+            writer.writeheader()
+        writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+
+
+def environment_info(device: torch.device) -> dict:
+    import transformer_lens  # noqa: F401  (version only)
+    from importlib.metadata import version
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                              cwd=Path(__file__).parent)
+        commit = done.stdout.strip() if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu"
+    return {"device": device.type, "device_name": name, "threads": torch.get_num_threads(),
+            "python": platform.python_version(), "torch": torch.__version__,
+            "transformer_lens": version("transformer-lens"), "git_commit": commit}
+
+
+# ---------------------------------------------------------------------------- the loop
+def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool = True,
+          keep_checkpoints: str = "all") -> Run:
+    """Train (or resume) the run in `run_dir`; returns the finished Run."""
+    if keep_checkpoints not in KEEP_CHOICES:
+        raise ConfigError(f"keep_checkpoints must be one of {KEEP_CHOICES}, got {keep_checkpoints!r}")
+    dev = resolve_device(device)
+    run = Run(run_dir)
+    if run.exists():
+        if run.config != config:
+            raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
+    else:
+        run.path.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(run.config_path, config.to_json() + "\n")
+
+    model = new_model(config).to(dev)
+    optimizer = make_optimizer(model, config)
+    state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0}
+    start, elapsed = state["step"], state["elapsed_s"]
+    truncate_metrics(run.metrics_path, start)
+    stream = TrainStream(config.task, config.train.batch_size, config.train.seed)
+    loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
+
+    bar = tqdm(total=config.train.steps, initial=start, disable=not progress, desc=run.name,
+               unit="step", mininterval=2.0, dynamic_ncols=True)
+    tic = time.perf_counter()
+    step = start
+    try:
+        for step in range(start + 1, config.train.steps + 1):
+            tokens, answers = stream.batch(step)
+            loss = train_step(model, optimizer, tokens.to(dev), answers.to(dev), config, dev)
+            if not math.isfinite(loss):
+                raise FloatingPointError(f"training loss became {loss} at step {step}; lower lr or disable bf16")
+            loss_sum, loss_count = loss_sum + loss, loss_count + 1
+            bar.update(1)
+            if is_eval_step(step, config):
+                model.eval()
+                with autocast_context(config, dev):
+                    row = {"step": step, "loss": loss_sum / loss_count, **pool_accuracies(model),
+                           **all_measures(model, with_probe=is_probe_step(step, config))}
+                model.train()
+                now = time.perf_counter()
+                elapsed, tic = elapsed + now - tic, now
+                row["elapsed_s"] = round(elapsed, 2)
+                append_metrics(run.metrics_path, row)
+                if keep_checkpoints == "all":
+                    run.checkpoint_dir.mkdir(exist_ok=True)
+                    save_model(model, run.checkpoint_path(step))
+                loss_sum, loss_count = 0.0, 0
+                save_resume_state(run, model, optimizer, step, {"elapsed_s": elapsed})
+                bar.set_postfix(loss=f"{row['loss']:.3f}", v1=f"{row['1var_train']:.2f}",
+                                v2=f"{row['2var_train']:.2f}", refresh=False)
+    except KeyboardInterrupt:
+        # An interrupted optimizer step may be half applied, so the state saved at the last eval
+        # step (at most eval_every - 1 steps back) is what a resume continues from.
+        bar.close()
+        print(f"\ninterrupted; {run.path} resumes from step {last_saved_step(run)}")
+        raise
+    bar.close()
+
+    model.eval()
+    save_model(model, run.model_path)
+    results = evaluate(model)
+    final = {"steps": config.train.steps, "exact": results["exact"], "pools": results["pools"],
+             "wall_time_s": round(elapsed, 1), **environment_info(dev)}
+    atomic_write_text(run.final_path, json.dumps(final, indent=2) + "\n")
+    return run
