@@ -177,3 +177,19 @@ def read_json(path: Path) -> dict:
         raise CheckpointError(f"{path}: no such file") from None
     except json.JSONDecodeError as err:
         raise CheckpointError(f"{path}: not valid JSON ({err})") from None
+
+
+REFERENCE_ENV = "ASSIGNADD_REFERENCE"
+_REFERENCE_DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "authors_final_state_dict.pth"
+
+
+def reference_weights_path() -> Path | None:
+    """The authors' released final weights, for cross-checks only (never committed).
+
+    Taken from $ASSIGNADD_REFERENCE, else from `shared/reference/` beside the repository; None when
+    absent, so callers can say so and skip.
+    """
+    import os
+    value = os.environ.get(REFERENCE_ENV)
+    path = Path(value) if value else _REFERENCE_DEFAULT
+    return path if path.is_file() else None

@@ -1,0 +1,29 @@
+# `make book` builds the book from the committed runs; `make test` runs every test.
+# Each creates .venv and installs requirements.txt on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | cksum | cut -d' ' -f1)
+export OMP_WAIT_POLICY ?= PASSIVE
+
+.PHONY: venv test book clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+book: $(STAMP)
+	@echo "book build not wired yet"
+
+clean:
+	rm -rf _build

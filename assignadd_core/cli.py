@@ -1,0 +1,140 @@
+"""Command line: `python -m assignadd_core train|eval|config ...` (see --help of each)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from .config import SECTIONS, ConfigError, RunConfig
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per config field (e.g. --steps, --train-fraction), defaulting to 'unchanged'."""
+    parser.add_argument("--config", type=Path, help="start from this config.json instead of the paper's")
+    for section, klass in SECTIONS.items():
+        group = parser.add_argument_group(f"{section} settings (paper defaults)")
+        for f in fields(klass):
+            flag = "--" + f.name.replace("_", "-")
+            if f.type in ("bool", bool):
+                group.add_argument(flag, dest=f"{section}.{f.name}", action=argparse.BooleanOptionalAction,
+                                   default=None, help=f"default {f.default}")
+            else:
+                kind = {"int": int, "float": float}.get(str(f.type), str)
+                group.add_argument(flag, dest=f"{section}.{f.name}", type=kind, default=None, metavar=kind.__name__.upper(),
+                                   help=f"default {f.default}")
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    base = RunConfig.from_json(args.config.read_text()) if args.config else RunConfig()
+    overrides = {k: v for k, v in vars(args).items() if "." in k and v is not None}
+    return base.replace(**overrides)
+
+
+def set_threads(threads: int | None) -> None:
+    if threads is not None:
+        if threads < 1:
+            raise ConfigError(f"--threads must be >= 1, got {threads}")
+        import torch
+        torch.set_num_threads(threads)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .runs import Run, run_path, train_or_load
+    config = config_from_args(args)
+    set_threads(args.threads)
+    run = train_or_load(config, name=args.name, root=args.root, device=args.device,
+                        progress=not args.no_progress, keep_checkpoints=args.keep_checkpoints)
+    final = run.final()
+    print(f"run {run.path}: 0-var held-out exact {final['exact']['0var_heldout']:.4f},"
+          f" 2-var union exact {final['exact']['2var_union']:.4f}, {final['wall_time_s']:.0f} s on {final['device']}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from .checkpoint import load_any
+    from .evaluation import evaluate
+    set_threads(args.threads)
+    model = load_any(args.path)
+    if args.device != "cpu":
+        from .trainer import resolve_device
+        model = model.to(resolve_device(args.device))
+    result = evaluate(model)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    width = max(map(len, list(result["pools"]) + list(result["exact"])))
+    print(f"{'pool':<{width}}  accuracy")
+    for name, acc in result["pools"].items():
+        print(f"{name:<{width}}  {acc:.4f}")
+    print(f"{'exact set':<{width}}  accuracy")
+    for name, acc in result["exact"].items():
+        print(f"{name:<{width}}  {acc:.4f}")
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    print(config.to_json())
+    print(f"hash {config.hash()}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m assignadd_core",
+                                     description="Assign and Add: train, evaluate and sweep the paper's model.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    train = sub.add_parser("train", help="train (or resume) a run; paper settings by default",
+                           description="Train or resume a run. Killed runs resume from their last eval step.")
+    train.add_argument("--name", help="run folder name (default: the config hash)")
+    train.add_argument("--root", type=Path, default=None, help="folder holding runs (default: runs/)")
+    train.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    train.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    train.add_argument("--keep-checkpoints", choices=("all", "none"), default="all",
+                       help="weights at every eval step ('all', default) or only the final model")
+    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_config_flags(train)
+    train.set_defaults(func=cmd_train)
+
+    ev = sub.add_parser("eval", help="accuracy on the nine pools and the two exact sets",
+                        description="PATH: a run directory, one of our .safetensors checkpoints, or a"
+                                    " TransformerLens-format .pth state dict.")
+    ev.add_argument("path", type=Path)
+    ev.add_argument("--json", action="store_true", help='one JSON object {"pools": ..., "exact": ...}')
+    ev.add_argument("--device", default="cpu")
+    ev.add_argument("--threads", type=int, default=None)
+    ev.set_defaults(func=cmd_eval)
+
+    cfg = sub.add_parser("config", help="print the config JSON (with overrides) and its hash")
+    add_config_flags(cfg)
+    cfg.set_defaults(func=cmd_config)
+
+    for register in _extensions():
+        register(sub)
+    return parser
+
+
+def _extensions():
+    """Sub-commands defined next to their code (e.g. `sweep`), registered when importable."""
+    registrars = []
+    try:
+        from .sweep import register_cli
+        registrars.append(register_cli)
+    except ImportError:
+        pass
+    return registrars
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .checkpoint import CheckpointError
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ConfigError, CheckpointError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
