@@ -1,0 +1,85 @@
+"""The paper's claims C1–C10 (SPEC §7) and the verdicts our chapters record for them.
+
+A chapter that tests a claim calls `record_claim(...)` with our number and a verdict computed
+from it; the claims chapter reads every record and writes the table, also as `runs/claims.csv`
+(columns claim, paper, ours, verdict: a stable interface). A claim nobody recorded is
+"not yet run".
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .checkpoint import atomic_write_text
+from .config import ConfigError
+from .runs import DEFAULT_ROOT
+
+VERDICTS = ("reproduced", "partly", "not reproduced", "not yet run")
+
+
+@dataclass(frozen=True)
+class Claim:
+    statement: str
+    paper: str  # the paper's number or figure, as the paper states it
+    chapter: str  # the chapter (book page name) that tests it
+
+
+CLAIMS = {
+    "C1": Claim("Three training phases: addition first, then a sharp jump when variable assignment forms,"
+                " then a refinement that fixes var-restricted sequences",
+                "jump at steps ~5,300–5,400; refinement ~14,500–16,000", "chapters/02_training_phases"),
+    "C2": Claim("Generalization to held-out addition pairs never seen in any form",
+                "99.4 % on the 0-var held-out exact set", "chapters/02_training_phases"),
+    "C3": Claim("Positional generalization: variables as operands in positions never seen in training",
+                "var-restricted pools reach ≈ 1 after refinement", "chapters/02_training_phases"),
+    "C4": Claim("Layer 1 is a previous-token head: each value attends to its variable and copies its identity",
+                "progress measure 2 → 1", "chapters/04_circuits"),
+    "C5": Claim("Layer-2 QK is an identity (associative-memory) pattern between queried variable and value tokens;"
+                " `=` attends to the operand values", "progress measures 3 and 6 → 1", "chapters/04_circuits"),
+    "C6": Claim("The same addition MLP serves literal and variable operands",
+                "cosine similarity ≈ 1 (matched) vs low (mismatched)", "chapters/05_shared_addition"),
+    "C7": Claim("Layer-2 MLP neurons carry Fourier features",
+                "a few key frequencies; single neurons explained > 90 %", "chapters/06_fourier"),
+    "C8": Claim("Generalization to unseen pairs needs a training fraction f ≈ 0.25",
+                "threshold f ≈ 0.25 (0-var held-out exact)", "chapters/08_data_thresholds"),
+    "C9": Claim("2-var generalization needs a 2-var frequency r ≈ 0.2",
+                "threshold r ≈ 0.2 (2-var union exact)", "chapters/08_data_thresholds"),
+    "C10": Claim("The negative gradient on the layer-2 QK matrix points toward the identity block once layer 1"
+                 " copies variable identities", "gradient's structure during phases 1–2", "chapters/07_theory"),
+}
+
+
+def claims_dir(root: Path | None = None) -> Path:
+    return Path(root or DEFAULT_ROOT) / "claims"
+
+
+def record_claim(claim: str, ours: str, verdict: str, details: dict | None = None, root: Path | None = None) -> Path:
+    """Store our result for a claim (one JSON file per claim, overwritten by the latest execution)."""
+    if claim not in CLAIMS:
+        raise ConfigError(f"unknown claim {claim!r}; claims are {', '.join(CLAIMS)}")
+    if verdict not in VERDICTS:
+        raise ConfigError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+    path = claims_dir(root) / f"{claim}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"claim": claim, "ours": ours, "verdict": verdict, "details": details or {}}
+    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def claims_table(root: Path | None = None) -> pd.DataFrame:
+    rows = []
+    for key, claim in CLAIMS.items():
+        path = claims_dir(root) / f"{key}.json"
+        record = json.loads(path.read_text()) if path.is_file() else {"ours": "—", "verdict": "not yet run"}
+        rows.append({"claim": key, "statement": claim.statement, "paper": claim.paper, "ours": record["ours"],
+                     "verdict": record["verdict"], "chapter": claim.chapter})
+    return pd.DataFrame(rows)
+
+
+def write_claims_csv(root: Path | None = None) -> Path:
+    path = Path(root or DEFAULT_ROOT) / "claims.csv"
+    atomic_write_text(path, claims_table(root)[["claim", "paper", "ours", "verdict"]].to_csv(index=False))
+    return path
