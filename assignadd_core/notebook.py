@@ -1,0 +1,76 @@
+"""What every chapter does in its second cell: `P = start_chapter(globals())`.
+
+It validates the parameters (papermill passes unknown names through silently, so a misspelled
+one would otherwise be ignored), prints the one-line "parameters of this execution", and sets up
+plotly's renderer, seeds and warning filters (see `plots.setup_plotly`).
+"""
+from __future__ import annotations
+
+import ast
+import warnings
+from types import SimpleNamespace
+
+INJECTED_MARK = "# Parameters"  # papermill starts its injected cell with this comment
+
+
+class ParameterError(ValueError):
+    """A chapter parameter is unknown or has the wrong type."""
+
+
+def _assigned_literals(source: str) -> dict[str, object]:
+    """Names assigned at top level of a parameters cell, with their literal values."""
+    values = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                values[node.targets[0].id] = None  # not a literal: no type check
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            values[node.target.id] = ast.literal_eval(node.value)
+    return values
+
+
+def _compatible(default: object, value: object) -> bool:
+    if default is None or value is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, (int, float)) and isinstance(value, (int, float)):
+        return not (isinstance(default, int) and isinstance(value, float) and not value.is_integer())
+    if isinstance(default, (list, tuple)) and isinstance(value, (list, tuple)):
+        return True
+    return isinstance(value, type(default))
+
+
+def check_parameters(history: list[str], namespace: dict) -> dict[str, object]:
+    """From the kernel's input history: the parameters cell is the first executed cell (or the one
+    before papermill's injected cell); every injected name must be one of its names, with a value of
+    a compatible type. Returns the parameters' current values."""
+    cells = [c for c in history if c.strip()]
+    injected = [i for i, c in enumerate(cells) if c.lstrip().startswith(INJECTED_MARK)]
+    if injected:
+        index = injected[-1]
+        params_source, injected_source = (cells[index - 1] if index > 0 else ""), cells[index]
+    else:
+        params_source, injected_source = (cells[0] if cells else ""), ""
+    defaults = _assigned_literals(params_source)
+    for name, value in _assigned_literals(injected_source).items():
+        if name not in defaults:
+            raise ParameterError(f"unknown chapter parameter {name!r}; this chapter takes: {', '.join(defaults)}")
+        if not _compatible(defaults[name], value):
+            raise ParameterError(f"parameter {name!r} should be a {type(defaults[name]).__name__} like"
+                                 f" {defaults[name]!r}, got {value!r}")
+    return {name: namespace.get(name) for name in defaults}
+
+
+def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:
+    """Validate parameters, print them in one line, set up plotting; returns them as attributes."""
+    params = check_parameters(list(namespace.get("In", [])), namespace)
+    from .plots import setup_plotly
+    setup_plotly()
+    warnings.filterwarnings("ignore", category=UserWarning, module="tqdm")
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    if show:
+        print("Parameters of this execution: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))
+    return SimpleNamespace(**params)
