@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import string
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -20,6 +21,11 @@ class ConfigError(ValueError):
 def _require(ok: bool, message: str) -> None:
     if not ok:
         raise ConfigError(message)
+
+
+def _real(value: Any) -> float:
+    """The value as a float, or NaN (which fails every range check) when it is not a number."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
 
 @dataclass(frozen=True)
@@ -42,12 +48,12 @@ class TaskConfig:
                  f"modulus must be an integer >= 2, got {self.modulus!r}")
         _require(isinstance(self.n_vars, int) and 2 <= self.n_vars <= 26,
                  f"n_vars must be an integer in 2..26, got {self.n_vars!r}")
-        _require(isinstance(self.seq_len, int) and self.seq_len >= 6,
-                 f"seq_len must be >= 6 (one assignment of 2 tokens plus the 4-token query `+ lhs rhs =`),"
-                 f" got {self.seq_len!r}")
-        _require(0.0 < float(self.train_fraction) <= 1.0,
+        _require(isinstance(self.seq_len, int) and self.seq_len >= 8,
+                 f"seq_len must be >= 8 (a 2-var query needs two assignments of 2 tokens plus the 4-token"
+                 f" query `+ lhs rhs =`), got {self.seq_len!r}")
+        _require(0.0 < _real(self.train_fraction) <= 1.0,
                  f"train_fraction must lie in (0, 1], got {self.train_fraction!r}")
-        _require(0.0 <= float(self.two_var_rate) <= 1.0,
+        _require(0.0 <= _real(self.two_var_rate) <= 1.0,
                  f"two_var_rate must lie in [0, 1], got {self.two_var_rate!r}")
         _require(isinstance(self.n_left_only, int) and self.n_left_only >= 0,
                  f"n_left_only must be an integer >= 0, got {self.n_left_only!r}")
@@ -97,7 +103,7 @@ class ModelConfig:
                  f"d_model must be an integer >= 1, got {self.d_model!r}")
         _require(isinstance(self.d_mlp, int) and self.d_mlp >= 1,
                  f"d_mlp must be an integer >= 1, got {self.d_mlp!r}")
-        _require(float(self.init_std_scale) > 0, f"init_std_scale must be > 0, got {self.init_std_scale!r}")
+        _require(_real(self.init_std_scale) > 0, f"init_std_scale must be > 0, got {self.init_std_scale!r}")
 
 
 @dataclass(frozen=True)
@@ -121,11 +127,11 @@ class TrainConfig:
             value = getattr(self, name)
             _require(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
                      f"{name} must be an integer >= 1, got {value!r}")
-        _require(float(self.lr) > 0, f"lr must be > 0, got {self.lr!r}")
-        _require(float(self.weight_decay) >= 0, f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        _require(_real(self.lr) > 0, f"lr must be > 0, got {self.lr!r}")
+        _require(_real(self.weight_decay) >= 0, f"weight_decay must be >= 0, got {self.weight_decay!r}")
         for name in ("beta1", "beta2"):
-            _require(0 <= float(getattr(self, name)) < 1, f"{name} must lie in [0, 1), got {getattr(self, name)!r}")
-        _require(float(self.eps) > 0, f"eps must be > 0, got {self.eps!r}")
+            _require(0 <= _real(getattr(self, name)) < 1, f"{name} must lie in [0, 1), got {getattr(self, name)!r}")
+        _require(_real(self.eps) > 0, f"eps must be > 0, got {self.eps!r}")
         _require(isinstance(self.seed, int), f"seed must be an integer, got {self.seed!r}")
 
 

@@ -1,0 +1,136 @@
+"""Model: size, TransformerLens names and hooks, and the fused training path = the full forward."""
+from __future__ import annotations
+
+import pytest
+import torch
+from transformer_lens import ActivationCache, FactoredMatrix
+
+from assignadd_core.data import sample_queries
+from assignadd_core.model import AssignAddTransformer
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+PARAM_SHAPES = {  # SPEC §3 at the paper's config: no biases, no LayerNorm, no layer-1 (block 0) MLP
+    "embed.W_E": (74, 128), "pos_embed.W_pos": (16, 128),
+    **{f"blocks.{i}.attn.W_{m}": (1, 128, 128) for i in (0, 1) for m in "QKVO"},
+    "blocks.1.mlp.W_in": (128, 512), "blocks.1.mlp.W_out": (512, 128), "unembed.W_U": (128, 59),
+}
+
+
+@pytest.fixture(scope="module")
+def paper_model(paper_config):
+    torch.manual_seed(0)
+    return AssignAddTransformer(paper_config)
+
+
+@pytest.fixture(scope="module")
+def paper_batch(paper_config):
+    return sample_queries(paper_config.task, 64, torch.Generator().manual_seed(5))
+
+
+def test_parameter_count_and_names(paper_model):
+    assert paper_model.n_params() == 281_216
+    assert {n: tuple(p.shape) for n, p in paper_model.named_parameters()} == PARAM_SHAPES
+    assert set(paper_model.state_dict()) == set(PARAM_SHAPES)  # the mask buffer is not saved
+
+
+def test_init_scale(paper_model):
+    # TL "gpt2" init: N(0, 0.8 / sqrt(128)) for every weight
+    for name, p in paper_model.named_parameters():
+        p = p.detach()
+        assert abs(float(p.std()) - 0.8 / 128 ** 0.5) < 0.1 * 0.8 / 128 ** 0.5, name
+        assert abs(float(p.mean())) < 0.01, name
+
+
+def test_accessors(paper_model):
+    m = paper_model
+    assert m.W_E is m.embed.W_E and m.W_pos is m.pos_embed.W_pos and m.W_U is m.unembed.W_U
+    assert tuple(m.W_Q.shape) == (2, 1, 128, 128) and tuple(m.W_O.shape) == (2, 1, 128, 128)
+    assert torch.equal(m.W_K[1, 0], m.blocks[1].attn.W_K[0])
+    assert tuple(m.W_in.shape) == (2, 128, 512) and not bool(m.W_in[0].any())
+    assert torch.equal(m.W_out[1], m.blocks[1].mlp.W_out)
+    for factored in (m.QK, m.OV):
+        assert isinstance(factored, FactoredMatrix)
+    qk = m.QK.AB
+    assert torch.allclose(qk[0, 0], m.W_Q[0, 0] @ m.W_K[0, 0].T)
+    assert torch.allclose(m.OV.AB[1, 0], m.W_V[1, 0] @ m.W_O[1, 0])
+
+
+def test_run_with_cache_has_transformer_lens_hook_names(paper_model, paper_batch):
+    logits, cache = paper_model.run_with_cache(paper_batch.tokens)
+    assert isinstance(cache, ActivationCache)
+    for name in ("hook_embed", "hook_pos_embed", "blocks.0.attn.hook_q", "blocks.0.attn.hook_attn_scores",
+                 "blocks.0.attn.hook_pattern", "blocks.0.hook_resid_pre", "blocks.0.hook_resid_mid",
+                 "blocks.1.attn.hook_pattern", "blocks.1.hook_resid_mid", "blocks.1.mlp.hook_pre",
+                 "blocks.1.mlp.hook_post", "blocks.1.hook_mlp_out", "blocks.1.hook_resid_post"):
+        assert name in cache, name
+    assert "blocks.0.mlp.hook_pre" not in cache  # block 0 has no MLP
+    assert tuple(cache["blocks.0.attn.hook_pattern"].shape) == (64, 1, 16, 16)
+    assert tuple(cache["blocks.1.mlp.hook_pre"].shape) == (64, 16, 512)
+    assert tuple(logits.shape) == (64, 16, 59)
+    # the cache is consistent with the computation: resid_mid = resid_pre + attention output, causal pattern
+    assert torch.allclose(cache["blocks.1.hook_resid_mid"],
+                          cache["blocks.1.hook_resid_pre"] + cache["blocks.1.hook_attn_out"], atol=1e-6)
+    pattern = cache["blocks.0.attn.hook_pattern"][:, 0]
+    assert torch.allclose(pattern.sum(-1), torch.ones(64, 16)) and float(pattern.triu(1).abs().max()) == 0
+    # TL's ActivationCache helpers work with our names
+    assert tuple(cache["pattern", 0].shape) == (64, 1, 16, 16)
+
+
+def test_run_with_hooks_changes_the_output(paper_model, paper_batch):
+    clean = paper_model(paper_batch.tokens)
+
+    def zero(activation, hook):
+        return torch.zeros_like(activation)
+
+    ablated = paper_model.run_with_hooks(paper_batch.tokens, fwd_hooks=[("blocks.1.mlp.hook_post", zero)])
+    assert not torch.allclose(clean, ablated)
+    # with the MLP output zeroed the logits are exactly the residual before the MLP unembedded
+    _, cache = paper_model.run_with_cache(paper_batch.tokens)
+    assert torch.allclose(ablated, cache["blocks.1.hook_resid_mid"] @ paper_model.W_U, atol=1e-5)
+    # hooks are removed afterwards
+    assert torch.equal(paper_model(paper_batch.tokens), clean)
+
+
+def test_loss_return_type(paper_model, paper_batch):
+    loss = paper_model(paper_batch.tokens, paper_batch.answers, return_type="loss")
+    expected = torch.nn.functional.cross_entropy(paper_model(paper_batch.tokens)[:, -1], paper_batch.answers)
+    assert torch.allclose(loss, expected)
+
+
+def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
+    a, b = a.detach(), b.detach()
+    return float((a - b).norm() / b.norm().clamp_min(1e-30))
+
+
+@pytest.mark.parametrize("which", ["tiny", "paper"])
+def test_fused_path_equals_full_forward_in_logits_and_gradients(which, tiny_config, paper_config):
+    config = {"tiny": tiny_config, "paper": paper_config}[which]
+    torch.manual_seed(1)
+    model = AssignAddTransformer(config)
+    batch = sample_queries(config.task, 128, torch.Generator().manual_seed(2))
+
+    full = model(batch.tokens)[:, -1]
+    fused = model.fused_logits(batch.tokens)
+    assert full.dtype == fused.dtype == torch.float32
+    assert relative_error(fused, full) <= 1e-5
+
+    def grads(logits):
+        model.zero_grad()
+        torch.nn.functional.cross_entropy(logits, batch.answers).backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters()}
+
+    g_full = grads(model(batch.tokens)[:, -1])
+    g_fused = grads(model.fused_logits(batch.tokens))
+    assert set(g_full) == set(g_fused) == {n for n, _ in model.named_parameters()}
+    for name in g_full:
+        assert float(g_full[name].norm()) > 0, name  # every parameter gets a gradient
+        assert relative_error(g_fused[name], g_full[name]) <= 1e-5, name
+
+
+def test_fused_forward_activations_match_the_cache(paper_model, paper_batch):
+    out = paper_model.fused_forward(paper_batch.tokens)
+    _, cache = paper_model.run_with_cache(paper_batch.tokens)
+    assert torch.allclose(out.pattern1, cache["blocks.0.attn.hook_pattern"][:, 0], atol=1e-6)
+    assert torch.allclose(out.pattern2, cache["blocks.1.attn.hook_pattern"][:, 0, -1], atol=1e-6)
+    assert torch.allclose(out.resid_mid0, cache["blocks.0.hook_resid_mid"], atol=1e-5)

@@ -1,0 +1,160 @@
+"""Trainer and run store: metrics, final.json, bit-identical reruns, kill-and-resume, train_or_load."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import torch
+
+from assignadd_core import trainer
+from assignadd_core.checkpoint import load_model
+from assignadd_core.config import ConfigError
+from assignadd_core.data import EXACT_NAMES, POOL_NAMES
+from assignadd_core.evaluation import evaluate
+from assignadd_core.measures import MEASURE_NAMES
+from assignadd_core.runs import Run, train_or_load
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+EVAL_STEPS = [1, 11, 21, 30]  # steps 1, 1 + eval_every, ... and the last of 30
+
+
+def metric_rows(run: Run) -> pd.DataFrame:
+    """Everything in metrics.csv except the wall clock."""
+    return run.metrics().drop(columns="elapsed_s")
+
+
+def final_weights(run: Run) -> dict[str, torch.Tensor]:
+    return load_model(run.model_path).state_dict()
+
+
+def assert_same_weights(a: dict, b: dict) -> None:
+    assert set(a) == set(b)
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+
+
+def test_metrics_columns_and_rows(tiny_run):
+    text = tiny_run.metrics_path.read_text().splitlines()
+    assert text[0].split(",") == ["step", "loss", *POOL_NAMES, *MEASURE_NAMES, "elapsed_s"]
+    metrics = tiny_run.metrics()
+    assert metrics["step"].tolist() == EVAL_STEPS
+    for name in (*POOL_NAMES, *MEASURE_NAMES[:6]):
+        assert metrics[name].between(0, 1).all(), name
+    assert (metrics["loss"] > 0).all() and metrics["elapsed_s"].is_monotonic_increasing
+    # the probe (measure 7) runs at steps 1, 1 + probe_every (= 21) and the last step only
+    assert metrics["m7_probe_var_identity"].notna().tolist() == [True, False, True, True]
+    assert tiny_run.checkpoint_steps() == EVAL_STEPS
+
+
+def test_final_json(tiny_run, tiny_config):
+    final = tiny_run.final()
+    assert final["steps"] == 30 and final["device"] == "cpu"
+    assert list(final["exact"]) == list(EXACT_NAMES) and list(final["pools"]) == list(POOL_NAMES)
+    for key in ("wall_time_s", "torch", "transformer_lens", "python", "git_commit"):
+        assert key in final, key
+    # the recorded numbers are those of the saved final model
+    assert evaluate(tiny_run.load_model()) == {"pools": final["pools"], "exact": final["exact"]}
+    # the last metrics row was taken from the same weights
+    assert tiny_run.metrics().iloc[-1][list(POOL_NAMES)].tolist() == pytest.approx(
+        [final["pools"][n] for n in POOL_NAMES], abs=1e-6)
+    assert tiny_run.config == tiny_config
+
+
+def test_training_lowers_the_loss(tiny_config, tmp_path):
+    run = trainer.train(tiny_config.replace(steps=150, lr=1e-2, eval_every=50), tmp_path / "r", progress=False)
+    metrics = run.metrics()
+    assert metrics["loss"].iloc[-1] < metrics["loss"].iloc[0] - 0.15  # from about log 7 = 1.95
+    assert metrics["0var_train"].iloc[-1] > metrics["0var_train"].iloc[0] + 0.15
+
+
+def test_rerun_is_bit_identical(tiny_config, tiny_run, tmp_path):
+    again = trainer.train(tiny_config, tmp_path / "again", progress=False)
+    pd.testing.assert_frame_equal(metric_rows(again), metric_rows(tiny_run))
+    assert_same_weights(final_weights(again), final_weights(tiny_run))
+    for step in EVAL_STEPS:
+        assert_same_weights(again.load_model(step).state_dict(), tiny_run.load_model(step).state_dict())
+
+
+def test_another_seed_gives_another_run(tiny_config, tiny_run, tmp_path):
+    other = trainer.train(tiny_config.replace(seed=7), tmp_path / "other", progress=False)
+    assert not torch.equal(final_weights(other)["unembed.W_U"], final_weights(tiny_run)["unembed.W_U"])
+
+
+def interrupt_at(monkeypatch, function: str, when) -> list[int]:
+    """Make trainer.<function> raise KeyboardInterrupt on the call where when(call number, args) holds
+    (as Ctrl-C or a kill would); returns the list of call numbers seen."""
+    real = getattr(trainer, function)
+    calls = []
+
+    def wrapper(*args, **kwargs):
+        calls.append(len(calls) + 1)
+        if when(len(calls), args):
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trainer, function, wrapper)
+    return calls
+
+
+def test_kill_and_resume_matches_a_straight_run(tiny_config, tiny_run, tmp_path, monkeypatch):
+    path = tmp_path / "killed"
+    interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)  # during step 17
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train(tiny_config, path, progress=False)
+    monkeypatch.undo()
+    run = Run(path)
+    assert not run.is_complete()
+    assert run.metrics()["step"].tolist() == [1, 11]
+    assert json.loads((run.resume_dir / "state.json").read_text())["step"] == 11
+
+    steps_trained = interrupt_at(monkeypatch, "train_step", lambda call, args: False)
+    resumed = trainer.train(tiny_config, path, progress=False)
+    assert len(steps_trained) == 30 - 11  # it resumed from step 11, not from scratch
+    pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(tiny_run))
+    assert_same_weights(final_weights(resumed), final_weights(tiny_run))
+    assert resumed.final()["exact"] == tiny_run.final()["exact"]
+
+
+def test_kill_between_metrics_row_and_saved_state_resumes_cleanly(tiny_config, tiny_run, tmp_path, monkeypatch):
+    """Killed after the step-21 row is written but before its state is saved: the resume drops
+    that row and recomputes it, so no row is doubled."""
+    path = tmp_path / "killed"
+    interrupt_at(monkeypatch, "save_resume_state", lambda call, args: args[3] == 21)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train(tiny_config, path, progress=False)
+    monkeypatch.undo()
+    assert Run(path).metrics()["step"].tolist() == [1, 11, 21]
+    resumed = trainer.train(tiny_config, path, progress=False)
+    pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(tiny_run))
+    assert_same_weights(final_weights(resumed), final_weights(tiny_run))
+
+
+def test_train_refuses_a_run_dir_with_another_config(tiny_config, tiny_run):
+    with pytest.raises(ConfigError, match="another config"):
+        trainer.train(tiny_config.replace(seed=5), tiny_run.path, progress=False)
+
+
+def test_train_or_load_loads_a_finished_run_without_training(tiny_config, tiny_run, monkeypatch):
+    def no_training(*args, **kwargs):
+        raise AssertionError("train_or_load trained a finished run")
+
+    monkeypatch.setattr(trainer, "train", no_training)
+    run = train_or_load(tiny_config, name=tiny_run.name, root=tiny_run.path.parent, progress=False)
+    assert run.path == tiny_run.path
+    with pytest.raises(ConfigError) as excinfo:
+        train_or_load(tiny_config.replace(lr=5e-4), name=tiny_run.name, root=tiny_run.path.parent)
+    assert "different config" in str(excinfo.value) and "\n" not in str(excinfo.value)
+
+
+def test_train_or_load_names_runs_by_config_hash(tiny_config, tmp_path):
+    config = tiny_config.replace(steps=3, eval_every=2)
+    run = train_or_load(config, root=tmp_path, progress=False)
+    assert run.name == config.hash() and run.is_complete()
+    assert run.metrics()["step"].tolist() == [1, 3]
+
+
+def test_keep_no_checkpoints(tiny_config, tmp_path):
+    run = trainer.train(tiny_config.replace(steps=3, eval_every=2), tmp_path / "r", progress=False,
+                        keep_checkpoints="none")
+    assert run.checkpoint_steps() == [] and run.is_complete()
