@@ -56,7 +56,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from .checkpoint import load_any
     from .evaluation import evaluate
     set_threads(args.threads)
-    model = load_any(args.path)
+    config = RunConfig.from_json(args.config.read_text()) if args.config else None
+    model = load_any(args.path, config)
     if args.device != "cpu":
         from .trainer import resolve_device
         model = model.to(resolve_device(args.device))
@@ -103,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     " TransformerLens-format .pth state dict.")
     ev.add_argument("path", type=Path)
     ev.add_argument("--json", action="store_true", help='one JSON object {"pools": ..., "exact": ...}')
+    ev.add_argument("--config", type=Path, help="config.json of the model (a .pth file is read with the paper"
+                                                " config by default; our checkpoints carry their own)")
     ev.add_argument("--device", default="cpu")
     ev.add_argument("--threads", type=int, default=None)
     ev.set_defaults(func=cmd_eval)

@@ -132,7 +132,9 @@ class TrainConfig:
         for name in ("beta1", "beta2"):
             _require(0 <= _real(getattr(self, name)) < 1, f"{name} must lie in [0, 1), got {getattr(self, name)!r}")
         _require(_real(self.eps) > 0, f"eps must be > 0, got {self.eps!r}")
-        _require(isinstance(self.seed, int), f"seed must be an integer, got {self.seed!r}")
+        _require(isinstance(self.seed, int) and not isinstance(self.seed, bool),
+                 f"seed must be an integer, got {self.seed!r}")
+        _require(isinstance(self.bf16, bool), f"bf16 must be true or false, got {self.bf16!r}")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_weights_into, save_model,
                          save_tensors)
 from .config import ConfigError, RunConfig
-from .data import POOL_NAMES, TrainStream
+from .data import POOL_NAMES, TrainStream, make_split
 from .evaluation import evaluate, pool_accuracies
 from .measures import MEASURE_NAMES, all_measures
 from .model import AssignAddTransformer
@@ -151,6 +151,7 @@ def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool 
     if keep_checkpoints not in KEEP_CHOICES:
         raise ConfigError(f"keep_checkpoints must be one of {KEEP_CHOICES}, got {keep_checkpoints!r}")
     dev = resolve_device(device)
+    make_split(config.task)  # refuse a bad split before creating anything on disk
     run = Run(run_dir)
     if run.exists():
         if run.config != config:
