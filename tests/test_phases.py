@@ -39,6 +39,13 @@ def test_transitions_move_with_the_curves():
     assert early["jump"] < 3200 and late["jump"] > 8800
 
 
+def test_rise_while_addition_is_learned_is_not_the_jump():
+    table = synthetic(addition=800, jump=12000)
+    early = (np.arange(1, 40001, 100) < 900) & (np.arange(1, 40001, 100) > 500)
+    table.loc[early, "1var_train"] = 0.9  # a spike during phase 1
+    assert abs(detect_phases(table)["jump"] - 12000) <= 100
+
+
 def test_missing_refinement_is_reported_as_none():
     phases = detect_phases(synthetic(refine=False))
     assert phases["jump"] is not None

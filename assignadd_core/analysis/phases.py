@@ -5,10 +5,11 @@ Rules (each on the eval rows of `metrics.csv`, in step order):
 * **addition** – the first step at which `0var_train` reaches `ADDITION_LEVEL` (0.95). The phase
   counts as "addition first" when, at that step, the variable pools (mean of `1var_train` and
   `2var_train`) are still below `VARIABLE_LOW` (0.9); `addition_first` reports it.
-* **jump** – the variable-assignment jump: the step whose row shows the largest rise, from the
-  previous row, of the mean of `1var_train`, `2var_train` and the layer-2 identity measure
-  `m3_l2_var_identity_qk`. Only a rise of at least `JUMP_MIN_RISE` (0.1 in one eval interval)
-  counts; otherwise None.
+* **jump** – the variable-assignment jump: after the addition step (variable pools also rise
+  while addition is being learned, by guessing from the literal operand), the step whose row shows
+  the largest rise, from the previous row, of the mean of `1var_train`, `2var_train` and the
+  layer-2 identity measure `m3_l2_var_identity_qk`. Only a rise of at least `JUMP_MIN_RISE` (0.1
+  in one eval interval) counts; otherwise None.
 * **refinement** – the mean of the three var-restricted pools after the jump: its plateau is the
   lowest value after the jump; if it later reaches `REFINED_LEVEL` (0.9), the refinement window
   runs from the first step 10 % of the way from plateau to its maximum (`refinement_start`) to
@@ -54,7 +55,9 @@ def detect_phases(metrics: pd.DataFrame) -> dict:
 
     signal = m[list(JUMP_SIGNAL)].mean(axis=1)
     rise = signal.diff()
-    if len(rise) > 1 and rise.max() >= JUMP_MIN_RISE:
+    if addition is not None:
+        rise = rise[steps > addition]
+    if len(rise.dropna()) and rise.max() >= JUMP_MIN_RISE:
         at = int(rise.idxmax())
         result["jump"], result["jump_rise"] = int(steps[at]), float(rise[at])
 
