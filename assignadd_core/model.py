@@ -164,38 +164,53 @@ class AssignAddTransformer(HookedRootModule):
 
     # ------------------------------------------------------------------ fused training path
     def fused_logits(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Logits at the last position (`=`), [batch, N]: the same function as forward()[:, -1]."""
-        return self.fused_forward(tokens).logits
+        """Logits at the last position (`=`), [batch, N]: the same function as forward()[:, -1],
+        computing only what the loss needs (see `_fused`)."""
+        return self._fused(tokens)[0]
 
     def fused_forward(self, tokens: torch.Tensor) -> "FusedOutput":
-        """Logits at `=` plus the few activations the progress measures read.
+        """Logits at `=` plus the few activations the progress measures read."""
+        logits, pattern1, pattern2, x0, v1 = self._fused(tokens)
+        return FusedOutput(logits=logits, pattern1=pattern1, pattern2=pattern2,
+                           resid_mid0=x0 + torch.bmm(pattern1, v1))
 
-        Single-head attention only needs the folded W_QK = W_Q W_Kᵀ and W_OV = W_V W_O, and since
-        the layer-1 input is embedding + position, `x @ W` is a lookup in the small tables
-        `W_E @ W` and `W_pos @ W` instead of a per-token matrix product. Layer 2, its MLP and the
-        unembedding run at `=` only. Gradients are exact (autograd through the folds).
+    def _fused(self, tokens: torch.Tensor):
+        """The forward pass folded down to what the logits at `=` depend on; exact, autograd-friendly.
+
+        * Single-head attention only needs W_QK = W_Q W_Kᵀ and W_OV = W_V W_O.
+        * The layer-1 input is x0 = W_E[t] + W_pos, so its layer-1 scores x0_i W_QK x0_jᵀ are sums of
+          lookups in small token/position tables (no per-sequence matrix products, which are slow
+          as batched small GEMMs on CPU), and its values x0 W_OV are lookups in W_E W_OV, W_pos W_OV.
+        * Layer 2, the MLP and the unembedding run at `=` only; layer 2 reads the layer-1 residual
+          x1_j = x0_j + Σ_k p1[j,k] v1_k only through q·x1_j and Σ_j p2_j x1_j, which are expanded
+          so that x1 is never materialised.
         """
-        n = tokens.shape[1]
+        b, n = tokens.shape
         W_E, W_pos = self.embed.W_E, self.pos_embed.W_pos[:n]
         a1, a2 = self.blocks[0].attn, self.blocks[1].attn
         qk1 = a1.W_Q[0] @ a1.W_K[0].T
         ov1 = a1.W_V[0] @ a1.W_O[0]
+        EQ, PQ = W_E @ qk1, W_pos @ qk1
+        key_tokens = tokens[:, None, :].expand(b, n, n)
+        scores1 = (torch.gather(F.embedding(tokens, EQ @ W_E.T), 2, key_tokens)  # token -> token
+                   + F.embedding(tokens, EQ @ W_pos.T)  # token -> position
+                   + F.embedding(tokens, (PQ @ W_E.T).T).transpose(1, 2)  # position -> token
+                   + PQ @ W_pos.T) * a1.scale  # position -> position
+        pattern1 = scores1.masked_fill(~a1.mask[:n, :n], float("-inf")).softmax(-1)
         x0 = F.embedding(tokens, W_E) + W_pos
-        q1 = F.embedding(tokens, W_E @ qk1) + W_pos @ qk1
         v1 = F.embedding(tokens, W_E @ ov1) + W_pos @ ov1
-        scores1 = torch.bmm(q1, x0.transpose(1, 2)) * a1.scale
-        scores1 = scores1.masked_fill(~a1.mask[:n, :n], float("-inf"))
-        pattern1 = scores1.softmax(-1)
-        x1 = x0 + torch.bmm(pattern1, v1)
 
-        last = x1[:, -1]
+        last = x0[:, -1] + (pattern1[:, -1, :, None] * v1).sum(1)
         q2 = last @ (a2.W_Q[0] @ a2.W_K[0].T)
-        pattern2 = (torch.bmm(x1, q2.unsqueeze(-1)).squeeze(-1) * a2.scale).softmax(-1)
-        ctx = torch.bmm(pattern2.unsqueeze(1), x1).squeeze(1)
+        q2_v1 = (v1 * q2[:, None, :]).sum(-1)
+        scores2 = (x0 * q2[:, None, :]).sum(-1) + (pattern1 * q2_v1[:, None, :]).sum(-1)
+        pattern2 = (scores2 * a2.scale).softmax(-1)
+        through_v1 = (pattern2[:, :, None] * pattern1).sum(1)  # weight of each v1_k in Σ_j p2_j x1_j
+        ctx = (pattern2[:, :, None] * x0).sum(1) + (through_v1[:, :, None] * v1).sum(1)
         resid = last + ctx @ (a2.W_V[0] @ a2.W_O[0])
         mlp = self.blocks[MLP_LAYER].mlp
         resid = resid + F.relu(resid @ mlp.W_in) @ mlp.W_out
-        return FusedOutput(logits=resid @ self.unembed.W_U, pattern1=pattern1, pattern2=pattern2, resid_mid0=x1)
+        return resid @ self.unembed.W_U, pattern1, pattern2, x0, v1
 
     # ------------------------------------------------------------------ TransformerLens-style accessors
     @property

@@ -30,13 +30,14 @@ def matmul_flops(config: RunConfig, fused: bool) -> float:
     """Forward multiply-add FLOPs of one batch (2 per multiply-add), matrix products only."""
     b, n, d, m = config.train.batch_size, config.task.seq_len, config.model.d_model, config.model.d_mlp
     v, out = config.task.vocab_size, config.task.modulus
-    attention = 2 * (2 * b * n * n * d)  # scores and pattern @ values, per layer
     if not fused:
+        attention = 2 * (2 * b * n * n * d)  # scores and pattern @ values, per layer
         per_layer_proj = 4 * 2 * b * n * d * d  # Q, K, V, O at every position
         return 2 * per_layer_proj + 2 * attention + 2 * (2 * b * n * d * m) + 2 * b * n * d * out
-    folds = 4 * 2 * d * d * d + 2 * 2 * (v + n) * d * d  # W_Q W_Kᵀ, W_V W_O (both layers); tables W_E@W, W_pos@W
-    layer2 = 2 * b * d * d * 2 + 2 * b * n * d * 2  # query and OV at `=`, scores and weighted sum
-    return folds + attention + layer2 + 2 * (2 * b * d * m) + 2 * b * d * out
+    folds = 4 * 2 * d ** 3  # W_Q W_Kᵀ and W_V W_O of both layers
+    tables = 4 * 2 * (v + n) * d * d + 2 * (v + n) * (v + n) * d  # W_E/W_pos through the folds; score tables
+    layer2 = 2 * (2 * b * d * d) + 5 * (2 * b * n * d) + 2 * (2 * b * n * n)  # at `=` only
+    return folds + tables + layer2 + 2 * (2 * b * d * m) + 2 * b * d * out
 
 
 def time_it(fn, reps: int) -> float:
