@@ -35,4 +35,5 @@ def checkpoints_to_keep(run: Run, extra: tuple[int, ...] = ()) -> list[int]:
         keep.add(min(available, key=lambda s: abs(s - target)))
     for step in extra:
         keep.add(min(available, key=lambda s: abs(s - step)))
+    keep.discard(run.config.train.steps)  # the last step is model.safetensors, committed anyway
     return sorted(keep)
