@@ -114,20 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_flags(cfg)
     cfg.set_defaults(func=cmd_config)
 
-    for register in _extensions():
-        register(sub)
+    from .sweep import register_cli  # the sweep command lives next to its code
+    register_cli(sub)
     return parser
-
-
-def _extensions():
-    """Sub-commands defined next to their code (e.g. `sweep`), registered when importable."""
-    registrars = []
-    try:
-        from .sweep import register_cli
-        registrars.append(register_cli)
-    except ImportError:
-        pass
-    return registrars
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -129,6 +129,16 @@ def append_metrics(path: Path, row: dict) -> None:
         writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
 
 
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "cpu"
+
+
 def environment_info(device: torch.device) -> dict:
     import transformer_lens  # noqa: F401  (version only)
     from importlib.metadata import version
@@ -138,7 +148,7 @@ def environment_info(device: torch.device) -> dict:
         commit = done.stdout.strip() if done.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         commit = None
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu"
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name()
     return {"device": device.type, "device_name": name, "threads": torch.get_num_threads(),
             "python": platform.python_version(), "torch": torch.__version__,
             "transformer_lens": version("transformer-lens"), "git_commit": commit}
@@ -160,6 +170,7 @@ def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool 
         run.path.mkdir(parents=True, exist_ok=True)
         atomic_write_text(run.config_path, config.to_json() + "\n")
 
+    environment = environment_info(dev)  # at the start: the commit whose code trains this run
     model = new_model(config).to(dev)
     optimizer = make_optimizer(model, config)
     state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0}
@@ -209,6 +220,6 @@ def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool 
     save_model(model, run.model_path)
     results = evaluate(model)
     final = {"steps": config.train.steps, "exact": results["exact"], "pools": results["pools"],
-             "wall_time_s": round(elapsed, 1), **environment_info(dev)}
+             "wall_time_s": round(elapsed, 1), **environment}
     atomic_write_text(run.final_path, json.dumps(final, indent=2) + "\n")
     return run
