@@ -19,3 +19,458 @@ def setup_plotly() -> None:
                                                     include_plotlyjs=False)
     pio.renderers.default = BOOK_RENDERER
     pio.templates.default = "plotly_white"
+
+
+# ------------------------------------------------------------------ task, model and training phases
+POOL_LABELS = {
+    "0var_train": "0-var train", "0var_add_restricted": "0-var add-restricted",
+    "1var_train": "1-var train", "1var_add_restricted": "1-var add-restricted",
+    "1var_var_restricted": "1-var var-restricted",
+    "2var_train": "2-var train", "2var_add_restricted": "2-var add-restricted",
+    "2var_var_restricted_1": "2-var var-restricted (1)", "2var_var_restricted_2": "2-var var-restricted (2)",
+}
+MEASURE_LABELS = {
+    "m1_addition_module": "1 addition module alone", "m2_l1_prev_token_qk": "2 layer-1 previous-token QK",
+    "m3_l2_var_identity_qk": "3 layer-2 variable identity QK", "m4_l1_eq_to_operands": "4 layer-1 `=` → operands",
+    "m5_l1_value_prev_token": "5 layer-1 value → previous token", "m6_l2_eq_to_values": "6 layer-2 `=` → values",
+    "m7_probe_var_identity": "7 probe: variable identity",
+}
+_POOL_DASH = {"train": "solid", "add_restricted": "dot", "var_restricted": "dash"}
+_POOL_COLOR = {"0var": "#1f77b4", "1var": "#2ca02c", "2var": "#d62728"}
+
+
+def _pool_style(pool: str) -> dict:
+    kind = "train" if pool.endswith("train") else "add_restricted" if "add_restricted" in pool else "var_restricted"
+    width = 1.2 if pool.endswith("_2") else 2
+    return {"color": _POOL_COLOR[pool[:4]], "dash": _POOL_DASH[kind], "width": width}
+
+
+def pair_map_figure(train_mask, title: str = "Training operand pairs"):
+    """Heat map of which ordered pairs (n1, n2) are used in training (1) or held out (0)."""
+    import plotly.graph_objects as go
+    mask = train_mask.int().tolist()
+    fig = go.Figure(go.Heatmap(z=mask, colorscale=[[0, "#f4a582"], [1, "#4393c3"]], showscale=False,
+                               hovertemplate="n1=%{y}, n2=%{x}: %{z} (1 = training)<extra></extra>"))
+    fig.update_layout(title=title, width=560, height=560, xaxis_title="right operand n2",
+                      yaxis_title="left operand n1", yaxis_autorange="reversed")
+    return fig
+
+
+def var_pair_figure(kinds, var_names, title: str = "Variable pairs as 2-var query operands in training"):
+    """kinds[i][j] in {0 same, 1 allowed, 2 one operand forbidden, 3 both forbidden} for lhs i, rhs j."""
+    import plotly.graph_objects as go
+    labels = ["same variable", "seen in training", "one operand in a new position", "both in new positions"]
+    colors = ["#eeeeee", "#4393c3", "#fdb863", "#b2182b"]
+    scale = [[(i + d) / 4, c] for i, c in enumerate(colors) for d in (0, 1)]  # one flat band per kind
+    text = [[labels[k] for k in row] for row in kinds]
+    fig = go.Figure(go.Heatmap(z=kinds, x=list(var_names), y=list(var_names), zmin=-0.5, zmax=3.5,
+                               colorscale=scale, text=text, hovertemplate="+ %{y} %{x}: %{text}<extra></extra>",
+                               colorbar=dict(tickvals=[0, 1, 2, 3], ticktext=labels)))
+    fig.update_layout(title=title, width=700, height=480, xaxis_title="right operand variable",
+                      yaxis_title="left operand variable", yaxis_autorange="reversed")
+    return fig
+
+
+def type_mix_figure(measured: dict[str, float], expected: dict[str, float],
+                    title: str = "Query-type mix of the training stream"):
+    import plotly.graph_objects as go
+    names = list(measured)
+    fig = go.Figure([go.Bar(name="measured from the generator", x=names, y=[measured[n] for n in names]),
+                     go.Bar(name="paper (uniform over rows)", x=names, y=[expected.get(n) for n in names])])
+    fig.update_layout(title=title, barmode="group", xaxis_title="query type", yaxis_title="share of training rows",
+                      yaxis_tickformat=".0%", height=420)
+    return fig
+
+
+def pool_curves_figure(metrics, title: str, max_step: int | None = None):
+    """The nine pool accuracies of one run against training step."""
+    import plotly.graph_objects as go
+    from .data import POOL_NAMES
+    fig = go.Figure([go.Scatter(x=metrics["step"], y=metrics[p], name=POOL_LABELS[p], mode="lines",
+                                line=_pool_style(p)) for p in POOL_NAMES])
+    fig.update_layout(title=title, xaxis_title="training step", yaxis_title="accuracy", height=480,
+                      yaxis_range=[-0.02, 1.02], hovermode="x unified")
+    if max_step:
+        fig.update_xaxes(range=[0, max_step])
+    return fig
+
+
+def pool_grid_figure(metrics_by_run: dict, title: str = "Pool accuracies of every run"):
+    """3 × 3 panels (one per pool), one line per run."""
+    from plotly.subplots import make_subplots
+    import plotly.graph_objects as go
+    from .data import POOL_NAMES
+    fig = make_subplots(rows=3, cols=3, subplot_titles=[POOL_LABELS[p] for p in POOL_NAMES],
+                        shared_xaxes=True, shared_yaxes=True, vertical_spacing=0.08, horizontal_spacing=0.04)
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
+    for r, (name, metrics) in enumerate(metrics_by_run.items()):
+        for i, pool in enumerate(POOL_NAMES):
+            fig.add_trace(go.Scatter(x=metrics["step"], y=metrics[pool], name=name, legendgroup=name,
+                                     showlegend=i == 0, mode="lines",
+                                     line=dict(color=palette[r % len(palette)], width=1.5)),
+                          row=i // 3 + 1, col=i % 3 + 1)
+    fig.update_layout(title=title, height=720)
+    fig.update_yaxes(range=[-0.02, 1.02])
+    for col in (1, 2, 3):
+        fig.update_xaxes(title_text="training step", row=3, col=col)
+    for row in (1, 2, 3):
+        fig.update_yaxes(title_text="accuracy", row=row, col=1)
+    return fig
+
+
+def measures_figure(metrics, phases: dict, paper_steps: dict | None = None, title: str = "Progress measures"):
+    """The progress measures against step, detected phase steps as vertical lines, the paper's windows shaded."""
+    import plotly.graph_objects as go
+    from .measures import MEASURE_NAMES
+    fig = go.Figure()
+    for name in MEASURE_NAMES:
+        rows = metrics[["step", name]].dropna()
+        fig.add_trace(go.Scatter(x=rows["step"], y=rows[name], name=MEASURE_LABELS.get(name, name), mode="lines"))
+    for (lo, hi) in (paper_steps or {}).values():
+        fig.add_vrect(x0=lo, x1=hi, fillcolor="grey", opacity=0.15, line_width=0)
+    for key, color, side in (("addition", "#1f77b4", "top left"), ("jump", "#d62728", "top right"),
+                             ("refinement", "#2ca02c", "top right")):
+        if phases.get(key) is not None:
+            fig.add_vline(x=phases[key], line_dash="dash", line_color=color,
+                          annotation_text=f"{key} {phases[key]:,}", annotation_position=side)
+    fig.update_layout(title=title, xaxis_title="training step", yaxis_title="measure (fraction)", height=500,
+                      yaxis_range=[-0.02, 1.08])
+    return fig
+
+
+def exact_figure(exact_by_run: dict[str, dict[str, float]], paper: dict[str, float],
+                 title: str = "Exact-set accuracy at the end of training"):
+    """Grouped bars: each run's accuracy on the exhaustive sets, the paper's number as a marker line."""
+    import plotly.graph_objects as go
+    sets = list(next(iter(exact_by_run.values())))
+    fig = go.Figure([go.Bar(name=run, x=sets, y=[exact[s] for s in sets]) for run, exact in exact_by_run.items()])
+    for i, s in enumerate(sets):
+        if s in paper:
+            fig.add_shape(type="line", x0=i - 0.45, x1=i + 0.45, y0=paper[s], y1=paper[s],
+                          line=dict(color="black", dash="dash"))
+            fig.add_annotation(x=s, y=paper[s], text=f"paper {paper[s]:.1%}", showarrow=False, yshift=10)
+    fig.update_layout(title=title, barmode="group", xaxis_title="exact set", yaxis_title="accuracy",
+                      yaxis_range=[0, 1.08], height=420)
+    return fig
+
+
+# ------------------------------------------------------------------ data-threshold sweeps (chapter 08)
+_SEED_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+
+
+def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, paper_value: float | None = None,
+                 level: float | None = None, crossing=None, fit=None):
+    """Accuracy against a swept value, one line per seed; not-run and failed points are marked, never filled.
+
+    `status`: `sweep.grid_status` frame (columns field, seed, status, value, reason); `crossing` and
+    `fit`: `analysis.thresholds` results, drawn when given.
+    """
+    import numpy as np
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for i, (seed, rows) in enumerate(status.sort_values(field).groupby("seed")):
+        y = rows["value"].where(rows["status"] == "done")  # NaN breaks the line: gaps stay gaps
+        fig.add_trace(go.Scatter(x=rows[field], y=y, mode="lines+markers", name=f"seed {seed}",
+                                 connectgaps=False, line={"color": _SEED_COLORS[i % len(_SEED_COLORS)]}))
+    for state, symbol, color, name in (("pending", "circle-open", "#999999", "not run yet"),
+                                       ("error", "circle-open", "#ff7f0e", "not run yet (last try errored)"),
+                                       ("failed", "x", "#d62728", "impossible config (failed)")):
+        rows = status[status["status"] == state]
+        if len(rows):
+            fig.add_trace(go.Scatter(x=rows[field], y=np.zeros(len(rows)) - 0.04, mode="markers", name=name,
+                                     marker={"symbol": symbol, "color": color, "size": 9},
+                                     text=[f"seed {s}: {r or state}" for s, r in zip(rows["seed"], rows["reason"])],
+                                     hoverinfo="x+text"))
+    if fit is not None and fit.ok:
+        done = status[status["status"] == "done"][field]
+        xs = np.linspace(done.min(), done.max(), 200)
+        fig.add_trace(go.Scatter(x=xs, y=fit(xs), mode="lines", line={"color": "black", "width": 1, "dash": "dot"},
+                                 name=f"logistic fit (midpoint {fit.midpoint:.3f} ± {fit.midpoint_se:.3f})"))
+    if level is not None:
+        fig.add_hline(y=level, line={"color": "#bbbbbb", "dash": "dash", "width": 1},
+                      annotation_text=f"level {level:g}", annotation_position="bottom right")
+    if paper_value is not None:
+        fig.add_vline(x=paper_value, line={"color": "#d62728", "dash": "dash", "width": 1.5},
+                      annotation_text=f"paper ≈ {paper_value:g}", annotation_position="top left")
+    if crossing is not None and crossing.value is not None:
+        fig.add_vline(x=crossing.value, line={"color": "#2ca02c", "dash": "dot", "width": 2},
+                      annotation_text=f"ours {crossing.value:.3f}", annotation_position="top right")
+    fig.update_layout(title=title, xaxis_title=x_label, yaxis_title=y_label, yaxis_range=[-0.08, 1.05],
+                      legend={"orientation": "h", "y": -0.2}, height=460)
+    return fig
+
+
+# ------------------------------------------------------------------ circuits and theory (chapters 04, 07)
+def _heatmap(z, x, y, zmid: float | None = 0.0, colorscale: str = "RdBu_r", showscale: bool = True,
+             hover: str = "query %{y}, key %{x}: %{z:.3f}"):
+    import plotly.graph_objects as go
+    z = [[None if v != v else v for v in row] for row in (z.tolist() if hasattr(z, "tolist") else z)]  # NaN -> gap
+    return go.Heatmap(z=z, x=list(x), y=list(y), zmid=zmid, colorscale=colorscale, showscale=showscale,
+                      hovertemplate=hover + "<extra></extra>")
+
+
+def qk_map_figure(matrix, x_labels, y_labels, title: str, x_title: str = "key", y_title: str = "query",
+                  size: int = 520):
+    """One QK (or any square) map as a heat map, query rows top to bottom, diverging around 0."""
+    import plotly.graph_objects as go
+    fig = go.Figure(_heatmap(matrix, x_labels, y_labels))
+    fig.update_layout(title=title, width=size + 80, height=size, xaxis_title=x_title, yaxis_title=y_title,
+                      yaxis_autorange="reversed")
+    return fig
+
+
+def qk_map_pair_figure(maps: dict, x_labels, y_labels, title: str, x_title: str = "key", y_title: str = "query"):
+    """Several maps of the same kind side by side (e.g. before / after the jump), each with its own scale."""
+    from plotly.subplots import make_subplots
+    names = list(maps)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.12)
+    for i, name in enumerate(names):
+        trace = _heatmap(maps[name], x_labels, y_labels)
+        trace.colorbar = dict(x=(i + 1) / len(names) - 0.02, len=0.9, thickness=12)
+        fig.add_trace(trace, row=1, col=i + 1)
+        fig.update_xaxes(title_text=x_title, row=1, col=i + 1)
+        fig.update_yaxes(title_text=y_title if i == 0 else None, autorange="reversed", row=1, col=i + 1)
+    fig.update_layout(title=title, width=480 * len(names), height=500)
+    return fig
+
+
+def attention_grid_figure(patterns, labels: list[list[str]], names: list[str], title: str):
+    """patterns [example, layer, q, k]: one row per example, one column per layer."""
+    from plotly.subplots import make_subplots
+    n_ex, n_layers = patterns.shape[0], patterns.shape[1]
+    titles = [f"{name} — layer {layer + 1}" for name in names for layer in range(n_layers)]
+    fig = make_subplots(rows=n_ex, cols=n_layers, subplot_titles=titles, vertical_spacing=0.06,
+                        horizontal_spacing=0.15)
+    for e in range(n_ex):
+        for layer in range(n_layers):
+            fig.add_trace(_heatmap(patterns[e, layer], labels[e], labels[e], zmid=None, colorscale="Blues",
+                                   showscale=(e == 0 and layer == 0),
+                                   hover="query %{y} → key %{x}: %{z:.2f}"), row=e + 1, col=layer + 1)
+            fig.update_yaxes(autorange="reversed", title_text="query position" if layer == 0 else None,
+                             tickfont_size=8, row=e + 1, col=layer + 1)
+            fig.update_xaxes(tickfont_size=8, title_text="key position" if e == n_ex - 1 else None,
+                             row=e + 1, col=layer + 1)
+    fig.update_layout(title=title, width=900, height=430 * n_ex)
+    return fig
+
+
+def eq_variable_scores_figure(steps, scores, var_names, title: str, window: tuple | None = None,
+                              highlight: tuple = ()):
+    """scores [step, variable, side]: the layer-1 score from `=` to each variable at the lhs and the rhs
+    position, one line per variable; `highlight` variables (e.g. the position-restricted ones) in bold."""
+    from plotly.subplots import make_subplots
+    import plotly.colors as pc
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["variable as left operand (position 13)",
+                                                        "variable as right operand (position 14)"],
+                        shared_yaxes=True)
+    colors = pc.qualitative.Dark24
+    for side in range(2):
+        for v, name in enumerate(var_names):
+            bold = name in highlight
+            fig.add_scatter(x=list(steps), y=[float(s[v, side]) for s in scores], mode="lines+markers",
+                            name=name, legendgroup=name, showlegend=(side == 0),
+                            line=dict(color=colors[v % len(colors)], width=3.5 if bold else 1.2,
+                                      dash="solid" if bold else "dot"), row=1, col=side + 1)
+            fig.update_xaxes(title_text="training step", row=1, col=side + 1)
+        if window:
+            fig.add_vrect(x0=window[0], x1=window[1], fillcolor="grey", opacity=0.12, line_width=0,
+                          row=1, col=side + 1)
+    fig.update_yaxes(title_text="layer-1 score from `=`", row=1, col=1)
+    fig.update_layout(title=title, height=460, width=1000, hovermode="x unified")
+    return fig
+
+
+def ablation_figure(table, title: str, y_title: str = "accuracy"):
+    """Grouped bars: one group per pool (rows of `table`), one bar per column (clean, ablated ...)."""
+    import plotly.graph_objects as go
+    x = [POOL_LABELS.get(i, i) for i in table.index]
+    fig = go.Figure([go.Bar(name=col, x=x, y=table[col].tolist()) for col in table.columns])
+    fig.update_layout(title=title, barmode="group", xaxis_title="evaluation pool", yaxis_title=y_title,
+                      yaxis_range=[0, 1.02], height=460)
+    return fig
+
+
+def gradient_identity_figure(table, metrics, jump: int | None, title: str):
+    """Top: diagonal contrast of the projected negative gradient (and of W_QK2, and the isotropic
+    U Uᵀ baseline) at each checkpoint; bottom: progress measures 3 and 5 from the metrics table."""
+    from plotly.subplots import make_subplots
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4],
+                        subplot_titles=["diagonal contrast on the variable copies u_v = W_E[v] OV1",
+                                        "progress measures"])
+    series = {"−∇L on W_QK2 (G)": ("grad_contrast", "#d62728", "solid"),
+              "W_QK2 itself (measure 3's map)": ("qk2_contrast", "#1f77b4", "solid"),
+              "isotropic baseline U Uᵀ": ("gram_contrast", "#7f7f7f", "dot")}
+    for name, (col, color, dash) in series.items():
+        fig.add_scatter(x=table["step"], y=table[col], name=name, mode="lines+markers",
+                        line=dict(color=color, dash=dash), row=1, col=1)
+    fig.add_hline(y=0, line_color="black", line_width=1, row=1, col=1)
+    lo, hi = table["step"].min(), table["step"].max()
+    m = metrics[(metrics["step"] >= lo) & (metrics["step"] <= hi)]
+    for col, name, color in (("m3_l2_var_identity_qk", MEASURE_LABELS["m3_l2_var_identity_qk"], "#1f77b4"),
+                             ("m5_l1_value_prev_token", MEASURE_LABELS["m5_l1_value_prev_token"], "#2ca02c")):
+        fig.add_scatter(x=m["step"], y=m[col], name=name, mode="lines", line=dict(color=color, width=1.5),
+                        row=2, col=1)
+    if jump is not None:
+        for row in (1, 2):
+            fig.add_vline(x=jump, line_dash="dash", line_color="red", row=row, col=1)
+    fig.update_yaxes(title_text="(diag − off-diag) / RMS", row=1, col=1)
+    fig.update_yaxes(title_text="measure", range=[-0.02, 1.02], row=2, col=1)
+    fig.update_xaxes(title_text="training step", row=2, col=1)
+    fig.update_layout(title=title, height=640, hovermode="x unified")
+    return fig
+
+
+# ------------------------------------------------------------------ shared addition, Fourier, generalization (03, 05, 06, 09)
+_GROUP_COLORS = {"matched": "#2ca02c", "swapped": "#ff7f0e", "mismatched": "#7f7f7f"}
+
+
+def cosine_histograms_figure(panels: dict, title: str, bins: int = 80):
+    """panels: {panel title: {group: cosines}}; per panel one histogram per group (fraction of the
+    group per bin, fixed bins on [-1, 1]), so groups of very different sizes compare directly."""
+    import numpy as np
+    from plotly.subplots import make_subplots
+    names = list(panels)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.05)
+    edges = np.linspace(-1, 1, bins + 1)
+    centers = (edges[:-1] + edges[1:]) / 2
+    for i, name in enumerate(names):
+        for group, values in panels[name].items():
+            counts, _ = np.histogram(np.clip(values, -1, 1), bins=edges)
+            fig.add_bar(x=centers, y=counts / max(counts.sum(), 1), name=f"{group} (mean {np.mean(values):.2f})",
+                        marker_color=_GROUP_COLORS.get(group), opacity=0.65, legendgroup=f"{i}{group}",
+                        hovertemplate=f"{group}: cos %{{x:.2f}}, fraction %{{y:.3f}}<extra></extra>",
+                        row=1, col=i + 1)
+        fig.update_xaxes(title_text="cosine similarity", range=[-1, 1.02], row=1, col=i + 1)
+    fig.update_yaxes(title_text="fraction of the group", row=1, col=1)
+    fig.update_layout(title=title, barmode="overlay", bargap=0, height=430, width=480 * len(names) + 120)
+    return fig
+
+
+def spectrum_figure(series: dict, title: str, key: list | None = None):
+    """series: {name: power fraction per frequency 1..K}; key frequencies marked below the axis."""
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    for name, fractions in series.items():
+        fig.add_bar(x=list(range(1, len(fractions) + 1)), y=list(map(float, fractions)), name=name,
+                    hovertemplate=f"{name}: k=%{{x}}, %{{y:.3f}}<extra></extra>")
+    if key:
+        fig.add_scatter(x=list(key), y=[0] * len(key), mode="markers", name="key frequencies",
+                        marker=dict(symbol="triangle-up", size=10, color="black"))
+    fig.update_layout(title=title, barmode="group", xaxis_title="frequency k (cos / sin of 2πk·n/N)",
+                      yaxis_title="share of non-constant power", height=420, xaxis=dict(dtick=1))
+    return fig
+
+
+def neuron_fit_figure(actual, fitted, title: str, labels: tuple = ("pre-activation", "single-frequency fit")):
+    """A neuron's N × N pre-activation map (lhs n down, rhs m across) beside its fit, one colour scale."""
+    import numpy as np
+    from plotly.subplots import make_subplots
+    fig = make_subplots(rows=1, cols=2, subplot_titles=list(labels), horizontal_spacing=0.08)
+    lim = float(np.abs(np.concatenate([np.ravel(actual), np.ravel(fitted)])).max())
+    for i, z in enumerate((actual, fitted)):
+        trace = _heatmap(np.asarray(z), range(len(z[0])), range(len(z)), zmid=0.0, showscale=(i == 1),
+                         hover="n=%{y}, m=%{x}: %{z:.2f}")
+        trace.update(zmin=-lim, zmax=lim)
+        fig.add_trace(trace, row=1, col=i + 1)
+        fig.update_xaxes(title_text="rhs operand m", row=1, col=i + 1)
+        fig.update_yaxes(title_text="lhs operand n" if i == 0 else None, autorange="reversed", row=1, col=i + 1)
+    fig.update_layout(title=title, width=1000, height=500)
+    return fig
+
+
+def neuron_r2_figure(r2, k, active, title: str, threshold: float = 0.7):
+    """Left: histogram of every neuron's best single-frequency R² (active vs inactive neurons);
+    right: how many active neurons pick each frequency."""
+    import numpy as np
+    from plotly.subplots import make_subplots
+    r2, k, active = np.asarray(r2), np.asarray(k), np.asarray(active, dtype=bool)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["explained variance of the best frequency",
+                                                        "best frequency of the active neurons"])
+    for mask, name, color in ((active, "active neurons", "#1f77b4"), (~active, "inactive neurons", "#c7c7c7")):
+        fig.add_histogram(x=r2[mask], xbins=dict(start=0, end=1.0001, size=0.025), name=name,
+                          marker_color=color, opacity=0.8, row=1, col=1)
+    fig.add_vline(x=threshold, line_dash="dash", line_color="red", row=1, col=1)
+    counts = np.bincount(k[active], minlength=int(k.max()) + 1 if len(k) else 1)
+    present = [int(i) for i in np.flatnonzero(counts)]
+    fig.add_bar(x=[str(i) for i in present], y=counts[present].tolist(), name="active neurons per frequency",
+                marker_color="#1f77b4", showlegend=False, row=1, col=2)
+    fig.update_xaxes(title_text="R² of c + A cos(2πkn/N + α) + A' cos(2πkm/N + β)", row=1, col=1)
+    fig.update_xaxes(title_text="frequency k", type="category", row=1, col=2)
+    fig.update_yaxes(title_text="neurons", row=1, col=1)
+    fig.update_yaxes(title_text="active neurons", row=1, col=2)
+    fig.update_layout(title=title, barmode="overlay", height=420, width=1050)
+    return fig
+
+
+def variable_side_figure(table, forbidden: dict, title: str):
+    """Accuracy per variable as the left / right operand (table: variables × ['lhs', 'rhs']);
+    `forbidden` = {side: [variables never on that side in training]}, drawn hatched."""
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    colors = {"lhs": "#1f77b4", "rhs": "#ff7f0e"}
+    for side in table.columns:
+        hatch = ["/" if v in forbidden.get(side, ()) else "" for v in table.index]
+        fig.add_bar(x=list(table.index), y=table[side].tolist(), name=f"as {side} operand",
+                    marker=dict(color=colors.get(side), pattern_shape=hatch),
+                    hovertemplate=f"%{{x}} as {side}: %{{y:.4f}}<extra></extra>")
+    low = float(table.min().min())
+    fig.update_layout(title=title, barmode="group", xaxis_title="variable",
+                      yaxis_title="accuracy (hatched: position never seen in training)",
+                      yaxis_range=[max(0.0, low - 0.05), 1.005], height=420)
+    return fig
+
+
+def restricted_curves_figure(long, title: str, marks: dict | None = None):
+    """long: [step, pool, variable, side, accuracy]; one panel per pool, one line per (variable, side);
+    `marks` {label: step} drawn as dashed vertical lines."""
+    from plotly.subplots import make_subplots
+    import plotly.colors as pc
+    pools = list(dict.fromkeys(long["pool"]))
+    fig = make_subplots(rows=1, cols=len(pools), subplot_titles=[POOL_LABELS.get(p, p) for p in pools],
+                        shared_yaxes=True)
+    keys = sorted(set(zip(long["variable"], long["side"])))
+    colors = {key: pc.qualitative.D3[i % 10] for i, key in enumerate(keys)}
+    for i, pool in enumerate(pools):
+        part = long[long["pool"] == pool]
+        for key in keys:
+            rows = part[(part["variable"] == key[0]) & (part["side"] == key[1])].sort_values("step")
+            if len(rows):
+                fig.add_scatter(x=rows["step"], y=rows["accuracy"], mode="lines+markers", name=f"{key[0]} as {key[1]}",
+                                legendgroup=str(key), showlegend=(i == 0), line=dict(color=colors[key]),
+                                row=1, col=i + 1)
+        for label, step in (marks or {}).items():
+            if step is not None:
+                fig.add_vline(x=step, line_dash="dash", line_color="grey", row=1, col=i + 1)
+        fig.update_xaxes(title_text="training step", row=1, col=i + 1)
+    fig.update_yaxes(title_text="accuracy", range=[-0.02, 1.02], row=1, col=1)
+    fig.update_layout(title=title, height=430, width=420 * len(pools) + 150, hovermode="x unified")
+    return fig
+
+
+def residue_figure(tables: dict, title: str, x_title: str):
+    """tables: {name: DataFrame indexed by residue with an 'accuracy' column}; one bar series each."""
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    low = 1.0
+    for name, table in tables.items():
+        fig.add_bar(x=list(table.index), y=table["accuracy"].tolist(), name=name,
+                    customdata=table["n"].tolist() if "n" in table else None,
+                    hovertemplate="residue %{x}: %{y:.4f} (n=%{customdata})<extra></extra>")
+        low = min(low, float(table["accuracy"].min()))
+    fig.update_layout(title=title, barmode="group", xaxis_title=x_title, yaxis_title="accuracy",
+                      yaxis_range=[max(0.0, low - 0.05), 1.005], height=400, xaxis=dict(dtick=2))
+    return fig
+
+
+def side_by_side_figure(values: dict, title: str, y_title: str = "accuracy", y_range: tuple | None = (0, 1.02)):
+    """values: {model name: {label: number}}; grouped bars, one group per label."""
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    for name, row in values.items():
+        fig.add_bar(x=[POOL_LABELS.get(k, k) for k in row], y=[float(v) for v in row.values()], name=name,
+                    hovertemplate=f"{name}: %{{x}} %{{y:.4f}}<extra></extra>")
+    fig.update_layout(title=title, barmode="group", xaxis_title="measure", yaxis_title=y_title, height=440)
+    if y_range:
+        fig.update_yaxes(range=list(y_range))
+    return fig

@@ -1,0 +1,173 @@
+"""Causal checks with TransformerLens hooks (`run_with_hooks`) on the full hooked forward.
+
+* Ablation: replace an activation (e.g. the layer-1 head's output `blocks.0.hook_attn_out`) by zero
+  or by its per-position mean over training sequences, and measure pool accuracies.
+* Value patching: run a counterfactual copy of each sequence in which one operand's value token holds
+  another number, and paste the counterfactual residual stream at that position (the layer-2 input,
+  `blocks.1.hook_resid_pre`) into the clean run: if layer 2 reads the operand from there, the answer
+  follows the pasted value.
+* Attention redirection: at `=`, move the layer-2 attention weight from an operand's value position
+  to a distractor's value position: the answer should follow the distractor's value.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import torch
+
+from ..data import Batch, sample_queries
+from ..measures import value_positions
+from ..model import AssignAddTransformer
+
+LAYER1_OUT = "blocks.0.hook_attn_out"
+LAYER2_INPUT = "blocks.1.hook_resid_pre"
+LAYER2_PATTERN = "blocks.1.attn.hook_pattern"
+
+
+@torch.no_grad()
+def predict(model: AssignAddTransformer, tokens: torch.Tensor, fwd_hooks=()) -> torch.Tensor:
+    """argmax of the `=` logits [batch], with optional (hook name, function) pairs applied."""
+    logits = model.run_with_hooks(tokens.to(model.W_E.device), fwd_hooks=list(fwd_hooks))
+    return logits[:, -1].argmax(-1).cpu()
+
+
+@torch.no_grad()
+def mean_activation(model: AssignAddTransformer, hook_name: str, n: int = 4096, seed: int = 0) -> torch.Tensor:
+    """Per-position mean of an activation over fresh training sequences: [pos, ...]."""
+    batch = sample_queries(model.config.task, n, torch.Generator().manual_seed(seed))
+    _, cache = model.run_with_cache(batch.tokens.to(model.W_E.device), names_filter=lambda name: name == hook_name)
+    return cache[hook_name].mean(0)
+
+
+def ablation_hook(mode: str, mean: torch.Tensor | None = None):
+    """A hook replacing the activation by zeros ('zero') or by a per-position mean ('mean')."""
+    if mode == "zero":
+        return lambda act, hook: torch.zeros_like(act)
+    if mode == "mean":
+        if mean is None:
+            raise ValueError("mean ablation needs the mean activation")
+        return lambda act, hook: mean.to(act.dtype).expand_as(act).clone()
+    raise ValueError(f"ablation mode must be 'zero' or 'mean', got {mode!r}")
+
+
+def has_distractor(batch: Batch) -> torch.Tensor:
+    """Bool [B]: the prefix assigns at least one variable the query does not use. Without one, a
+    reader that averages every value token in the prefix can answer without knowing which is which."""
+    return batch.n_assign > (batch.lhs_var >= 0).long() + (batch.rhs_var >= 0).long()
+
+
+def ablation_table(model: AssignAddTransformer, pools: dict[str, Batch], hook_name: str = LAYER1_OUT,
+                   modes: tuple[str, ...] = ("zero", "mean"), by_distractor: bool = False) -> pd.DataFrame:
+    """Accuracy per pool: clean, and with `hook_name` ablated in each mode. Rows = pools. With
+    `by_distractor`, also each accuracy on the sequences that have a distractor assignment."""
+    mean = mean_activation(model, hook_name) if "mean" in modes else None
+    rows = []
+    for name, batch in pools.items():
+        right = {"clean": predict(model, batch.tokens) == batch.answers}
+        for mode in modes:
+            right[f"{mode}-ablated"] = predict(model, batch.tokens, [(hook_name, ablation_hook(mode, mean))]) == batch.answers
+        row = {"pool": name, **{k: float(v.float().mean()) for k, v in right.items()}}
+        if by_distractor:
+            keep = has_distractor(batch)
+            row.update({f"{k}, with distractor": float(v[keep].float().mean()) for k, v in right.items()})
+            row["share with distractor"] = float(keep.float().mean())
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("pool")
+
+
+def _operand(batch: Batch, operand: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(value, position holding it, the other operand's value) for operand 'lhs' or 'rhs'."""
+    if operand == "lhs":
+        return batch.lhs_val, batch.lhs_src, batch.rhs_val
+    if operand == "rhs":
+        return batch.rhs_val, batch.rhs_src, batch.lhs_val
+    raise ValueError(f"operand must be 'lhs' or 'rhs', got {operand!r}")
+
+
+@torch.no_grad()
+def patch_value_residual(model: AssignAddTransformer, batch: Batch, operand: str = "lhs",
+                         hook_name: str = LAYER2_INPUT, seed: int = 0,
+                         new_value: torch.Tensor | None = None) -> dict[str, float]:
+    """Paste, at the operand's value position only, the activation `hook_name` of a counterfactual run
+    whose value token there holds another number v' (random, or `new_value`). Returns the fractions of sequences answering
+    the original sum, the counterfactual sum (v' + other) mod N, and something else."""
+    n = model.config.task.modulus
+    value, src, other = _operand(batch, operand)
+    rows = torch.arange(len(batch))
+    if new_value is None:
+        shift = torch.randint(1, n, (len(batch),), generator=torch.Generator().manual_seed(seed))
+        new_value = (value + shift) % n
+    counter = batch.tokens.clone()
+    counter[rows, src] = new_value
+    _, cache = model.run_with_cache(counter.to(model.W_E.device), names_filter=lambda name: name == hook_name)
+    source = cache[hook_name]
+    src_dev = src.to(source.device)
+
+    def paste(act, hook):
+        act = act.clone()
+        act[rows, src_dev] = source[rows, src_dev]
+        return act
+
+    pred = predict(model, batch.tokens, [(hook_name, paste)])
+    return _follow_fractions(pred, batch.answers, (new_value + other) % n)
+
+
+def distractor_positions(batch: Batch, task, seed: int = 0) -> torch.Tensor:
+    """For each sequence, one random value position that is neither operand's source (-1 if none)."""
+    candidates = value_positions(batch, task)
+    rows = torch.arange(len(batch))
+    candidates[rows, batch.lhs_src.clamp(max=task.seq_len - 1)] = False
+    candidates[rows, batch.rhs_src.clamp(max=task.seq_len - 1)] = False
+    keys = torch.rand(candidates.shape, generator=torch.Generator().manual_seed(seed))
+    keys[~candidates] = -1.0
+    pick = keys.argmax(-1)
+    return torch.where(candidates.any(-1), pick, torch.full_like(pick, -1))
+
+
+@torch.no_grad()
+def redirect_layer2_attention(model: AssignAddTransformer, batch: Batch, operand: str = "lhs",
+                              seed: int = 0) -> dict[str, float]:
+    """At `=`, move layer 2's attention weight on the operand's value position onto a distractor's
+    value position. Only sequences with a distractor whose value differs from the operand's count.
+    Returns the fractions answering the original sum, (distractor value + other) mod N, or else."""
+    task = model.config.task
+    value, src, other = _operand(batch, operand)
+    target = distractor_positions(batch, task, seed)
+    rows = torch.arange(len(batch))
+    target_value = batch.tokens[rows, target.clamp(min=0)]
+    keep = (target >= 0) & (target_value != value)
+    batch, src, target, target_value, other = batch[keep], src[keep], target[keep], target_value[keep], other[keep]
+    rows = torch.arange(len(batch))
+
+    def move(pattern, hook):
+        pattern = pattern.clone()
+        moved = pattern[rows, 0, -1, src]
+        pattern[rows, 0, -1, src] = 0.0
+        pattern[rows, 0, -1, target] += moved
+        return pattern
+
+    pred = predict(model, batch.tokens, [(LAYER2_PATTERN, move)])
+    result = _follow_fractions(pred, batch.answers, (target_value + other) % task.modulus)
+    result["n"] = int(len(batch))
+    return result
+
+
+def _follow_fractions(pred: torch.Tensor, original: torch.Tensor, patched: torch.Tensor) -> dict[str, float]:
+    same = pred == original
+    follows = pred == patched
+    return {"original": float(same.float().mean()), "patched": float(follows.float().mean()),
+            "other": float((~same & ~follows).float().mean()), "n": int(len(pred))}
+
+
+def patching_table(model: AssignAddTransformer, pools: dict[str, Batch], operand: str = "lhs") -> pd.DataFrame:
+    """For each pool: clean accuracy, then where the answer goes under value patching and under
+    layer-2 attention redirection (fractions answering the original vs the patched sum)."""
+    rows = []
+    for name, batch in pools.items():
+        clean = float((predict(model, batch.tokens) == batch.answers).float().mean())
+        value = patch_value_residual(model, batch, operand)
+        redirect = redirect_layer2_attention(model, batch, operand)
+        rows.append({"pool": name, "clean": clean,
+                     "value patch: original": value["original"], "value patch: follows patch": value["patched"],
+                     "redirect: original": redirect["original"], "redirect: follows distractor": redirect["patched"],
+                     "redirect: n": redirect["n"]})
+    return pd.DataFrame(rows).set_index("pool")

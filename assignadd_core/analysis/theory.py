@@ -1,0 +1,200 @@
+"""The paper's theory (claim C10), measured: the gradient of the training loss with respect to the
+layer-2 QK matrix, seen on the variable-identity subspace.
+
+What is computed. W_QK2 = W_Q2 W_K2ᵀ (d × d) enters the model only through the layer-2 scores
+x_q W_QK2 x_kᵀ / sqrt(d). `qk2_gradient` gets ∇_{W_QK2} L by autograd on a *folded* leaf matrix:
+a hook recomputes the layer-2 scores from the layer-2 input and a leaf copy of W_QK2, so the
+gradient is exact (a test checks ∇_{W_Q2} L = ∇_{W_QK2} L · W_K2). L is the training loss
+(cross-entropy at `=`) on the training batches that follow a checkpoint.
+
+The projection: with u_v = W_E[v] OV1 (what layer 1 copies from variable v onto the next position,
+and from the query variables onto `=`), G[v, v'] = u_v (−∇_{W_QK2} L) u_v'ᵀ is how a small gradient
+step changes the score between a query carrying v and a key carrying v'. A diagonal G means the
+step raises "same variable" scores more than "other variable" ones: the associative-memory (identity)
+pattern of claim C5. Caveat measured alongside: any positive-definite direction M gives a
+diagonal-heavy U M Uᵀ (the Gram matrix U Uᵀ is its isotropic case), so `gradient_identity` also
+reports the statistics of M = I (the `gram_*` entries).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+
+from ..data import TrainStream, Vocab
+from ..model import AssignAddTransformer
+from .circuits import diagonal_contrast, identity_rows
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+LAYER2_INPUT = "blocks.1.hook_resid_pre"
+LAYER2_SCORES = "blocks.1.attn.hook_attn_scores"
+
+
+def folded_qk2(model: AssignAddTransformer) -> torch.Tensor:
+    attn = model.blocks[1].attn
+    return (attn.W_Q[0] @ attn.W_K[0].T).detach()
+
+
+def qk2_gradient(model: AssignAddTransformer, tokens: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
+    """∇_{W_QK2} L [d, d] of the mean cross-entropy at `=` (autograd through a folded leaf W_QK2)."""
+    device = model.W_E.device
+    attn = model.blocks[1].attn
+    qk = folded_qk2(model).clone().requires_grad_(True)
+    stash = {}
+
+    def keep_input(act, hook):
+        stash["x"] = act
+        return act
+
+    def refold_scores(scores, hook):
+        x = stash["x"]
+        new = torch.einsum("bqd,de,bke->bqk", x, qk, x)[:, None] * attn.scale
+        n = x.shape[1]
+        return new.masked_fill(~attn.mask[:n, :n], float("-inf"))
+
+    with torch.enable_grad():
+        logits = model.run_with_hooks(tokens.to(device), fwd_hooks=[(LAYER2_INPUT, keep_input),
+                                                                     (LAYER2_SCORES, refold_scores)])
+        loss = F.cross_entropy(logits[:, -1].float(), answers.to(device))
+        (grad,) = torch.autograd.grad(loss, qk)
+    return grad.detach()
+
+
+def training_batch(model: AssignAddTransformer, step: int, n_batches: int = 2) -> tuple[torch.Tensor, torch.Tensor]:
+    """The training batches of steps step+1 .. step+n_batches: what the optimizer sees next."""
+    cfg = model.config
+    stream = TrainStream(cfg.task, cfg.train.batch_size, cfg.train.seed)
+    parts = [stream.batch(s) for s in range(step + 1, step + 1 + n_batches)]
+    return torch.cat([t for t, _ in parts]), torch.cat([a for _, a in parts])
+
+
+@torch.no_grad()
+def variable_copies(model: AssignAddTransformer) -> torch.Tensor:
+    """U [n_vars, d]: u_v = W_E[v] OV1, the variable identity as layer 1 writes it."""
+    task = model.config.task
+    var0 = Vocab(task).var0
+    attn = model.blocks[0].attn
+    return (model.W_E[var0: var0 + task.n_vars] @ (attn.W_V[0] @ attn.W_O[0])).detach()
+
+
+def project(matrix: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
+    """basis M basisᵀ: the matrix seen on pairs of basis vectors (rows = query side)."""
+    return (basis.to(matrix.dtype) @ matrix @ basis.to(matrix.dtype).T).cpu()
+
+
+def dominance(matrix: torch.Tensor) -> dict[str, float]:
+    """Diagonal dominance of a square map: normalised contrast and fraction of rows peaking on the diagonal."""
+    return {"contrast": diagonal_contrast(matrix), "diag_argmax": float(identity_rows(matrix).float().mean())}
+
+
+def gradient_identity(model: AssignAddTransformer, step: int, n_batches: int = 2) -> dict:
+    """At a checkpoint: G = U (−∇_{W_QK2} L) Uᵀ, its dominance, and two references: the same statistics
+    for the current W_QK2 (= progress measure 3's map) and for the isotropic direction M = I (U Uᵀ)."""
+    tokens, answers = training_batch(model, step, n_batches)
+    grad = qk2_gradient(model, tokens, answers)
+    basis = variable_copies(model)
+    g = project(-grad, basis)
+    eye = torch.eye(grad.shape[0], dtype=grad.dtype, device=grad.device)
+    current = project(folded_qk2(model), basis)
+    out = {"step": step, "G": g}
+    out.update({f"grad_{k}": v for k, v in dominance(g).items()})
+    out.update({f"qk2_{k}": v for k, v in dominance(current).items()})
+    out.update({f"gram_{k}": v for k, v in dominance(project(eye, basis)).items()})
+    out["grad_norm"] = float(grad.norm())
+    # How much of the gradient (Frobenius norm) lies in span{u_v ⊗ u_v'}: project both sides onto span{u_v}.
+    q, _ = torch.linalg.qr(basis.T.double())
+    inside = q.T @ (-grad.double()) @ q
+    out["grad_fraction_in_subspace"] = float(inside.norm() / grad.double().norm()) if grad.norm() > 0 else float("nan")
+    return out
+
+
+def first_step(steps, values, threshold: float) -> int | None:
+    """The first step whose value reaches the threshold (None if never)."""
+    for step, value in zip(steps, values):
+        if value >= threshold:
+            return int(step)
+    return None
+
+
+STAT_COLUMNS = ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "qk2_diag_argmax", "gram_contrast",
+                "gram_diag_argmax", "grad_norm", "grad_fraction_in_subspace")
+
+
+def gradient_identity_table(run, steps, n_batches: int = 2) -> "pd.DataFrame":
+    """`gradient_identity` at each listed checkpoint of a Run: one row per step (no matrices)."""
+    import pandas as pd
+    rows = []
+    for step in steps:
+        out = gradient_identity(run.load_model(step), step, n_batches)
+        g = out["G"]
+        cells = {f"G_{i}_{j}": float(g[i, j]) for i in range(g.shape[0]) for j in range(g.shape[1])}
+        rows.append({"step": step, **{k: out[k] for k in STAT_COLUMNS}, **cells})
+    table = pd.DataFrame(rows)
+    table["config_hash"] = run.config.hash()
+    table["n_batches"] = n_batches
+    return table
+
+
+def cache_path(run_name: str, root=None):
+    """Where the full-resolution table of a run is kept (committed: a few KB of numbers)."""
+    from pathlib import Path
+    from ..runs import DEFAULT_ROOT
+    return Path(root or DEFAULT_ROOT) / "theory" / f"{run_name}_qk2_gradient.csv"
+
+
+def write_cache(run, steps, n_batches: int = 2, root=None):
+    """Compute the table at every listed checkpoint (run where all checkpoints are still on disk) and save it."""
+    from ..checkpoint import atomic_write_text
+    path = cache_path(run.name, root)
+    atomic_write_text(path, gradient_identity_table(run, steps, n_batches).to_csv(index=False, float_format="%.6g"))
+    return path
+
+
+def read_cache(run, root=None):
+    """The cached table of a run, or None when absent or made for another config."""
+    import pandas as pd
+    path = cache_path(run.name, root)
+    if not path.is_file():
+        return None
+    table = pd.read_csv(path)
+    if table.empty or (table["config_hash"] != run.config.hash()).any():
+        return None
+    return table
+
+
+def maps_from_table(table) -> torch.Tensor:
+    """The G matrices stored in a table's G_i_j columns: [rows, n, n]."""
+    cols = [c for c in table.columns if c.startswith("G_")]
+    n = int(round(len(cols) ** 0.5))
+    return torch.tensor(table[[f"G_{i}_{j}" for i in range(n) for j in range(n)]].to_numpy()).reshape(-1, n, n)
+
+
+def c10_summary(table, metrics, copy_level: float = 0.95, rise_level: float = 0.5) -> dict:
+    """Split the checkpoints into 'before layer 1 copies' (measure 5 < copy_level) and the pre-rise window
+    (measure 5 >= copy_level, measure 3 not yet at rise_level); per window: share of checkpoints whose G
+    favours the diagonal (contrast > 0), mean contrast, and the dominance of the window's mean G."""
+    by_step = metrics.set_index("step")
+    m3, m5 = by_step["m3_l2_var_identity_qk"], by_step["m5_l1_value_prev_token"]
+    rise = first_step(m3.index, m3.values, rise_level)
+    steps = table["step"]
+    copying = steps.map(m5).fillna(0) >= copy_level
+    before_rise = steps < rise if rise is not None else steps == steps
+    windows = {"before_copying": (~copying) & before_rise, "pre_rise": copying & before_rise}
+    maps = maps_from_table(table)
+    out = {"m3_rise_step": rise, "copy_step": first_step(m5.index, m5.values, copy_level)}
+    for name, mask in windows.items():
+        mask = mask.to_numpy().copy()
+        part = table[mask]
+        out[f"{name}_n"] = int(mask.sum())
+        if mask.sum() == 0:
+            continue
+        out[f"{name}_steps"] = (int(part["step"].min()), int(part["step"].max()))
+        out[f"{name}_share_positive"] = float((part["grad_contrast"] > 0).mean())
+        out[f"{name}_mean_contrast"] = float(part["grad_contrast"].mean())
+        mean_map = maps[torch.as_tensor(mask)].mean(0)
+        out[f"{name}_mean_G"] = mean_map
+        out.update({f"{name}_mean_G_{k}": v for k, v in dominance(mean_map).items()})
+    return out

@@ -1,0 +1,102 @@
+"""Circuit read-outs: the QK maps agree with the model's own attention scores, and pick out a
+hand-built previous-token head and identity pattern."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from assignadd_core.analysis import circuits
+from assignadd_core.data import QUERY_TYPE_NAMES, Vocab, eval_pools, sample_queries
+from assignadd_core.measures import previous_token_qk_score, variable_identity_score
+from assignadd_core.model import AssignAddTransformer
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+
+@pytest.fixture(scope="module")
+def model(tiny_config):
+    torch.manual_seed(3)
+    return AssignAddTransformer(tiny_config).eval()
+
+
+def test_positional_map_is_the_models_score_between_positions(model):
+    qk = circuits.positional_qk_map(model)
+    n = model.config.task.prefix_len
+    assert qk.shape == (n, n)
+    assert torch.isnan(qk.triu(1)).sum() == n * (n - 1) // 2  # keys after the query are masked
+    a = model.blocks[0].attn
+    manual = model.W_pos[3] @ a.W_Q[0] @ a.W_K[0].T @ model.W_pos[1] / a.W_Q.shape[-1] ** 0.5
+    assert torch.allclose(qk[3, 1], manual.detach(), atol=1e-6)
+
+
+def test_hand_built_previous_token_head_is_found(tiny_config):
+    """W_pos = unit vectors, QK1 = shift: every query scores its previous position highest."""
+    model = AssignAddTransformer(tiny_config)
+    d, n_ctx = tiny_config.model.d_model, tiny_config.task.seq_len
+    with torch.no_grad():
+        model.pos_embed.W_pos.copy_(torch.eye(n_ctx, d))
+        model.blocks[0].attn.W_Q.copy_(torch.eye(d)[None])
+        shift = torch.zeros(d, d)
+        shift[torch.arange(n_ctx - 1), torch.arange(1, n_ctx)] = 1.0  # W_K[q-1, q] = 1
+        model.blocks[0].attn.W_K.copy_(shift[None])
+    rows = circuits.previous_token_rows(circuits.positional_qk_map(model))
+    assert bool(rows.all())
+    assert previous_token_qk_score(model) == 1.0
+
+
+def test_previous_token_rows_are_measure_2(model):
+    rows = circuits.previous_token_rows(circuits.positional_qk_map(model))
+    assert len(rows) == model.config.task.prefix_len - 1
+    assert float(rows.float().mean()) == pytest.approx(previous_token_qk_score(model))
+
+
+def test_identity_rows_and_contrast():
+    eye = torch.eye(5) * 3 + 0.1 * torch.randn(5, 5, generator=torch.Generator().manual_seed(0))
+    assert bool(circuits.identity_rows(eye).all())
+    assert circuits.diagonal_contrast(eye) > 1.5
+    flat = torch.ones(5, 5)
+    assert circuits.diagonal_contrast(flat) == pytest.approx(0.0, abs=1e-12)
+    anti = 1 - torch.eye(5)
+    assert circuits.diagonal_contrast(anti) < 0 and not bool(circuits.identity_rows(anti).any())
+    assert circuits.diagonal_contrast(torch.zeros(3, 3)) != circuits.diagonal_contrast(torch.zeros(3, 3))  # NaN
+
+
+def test_variable_map_identity_when_qk2_is_built_so(tiny_config):
+    """QK2 = (U Uᵀ)⁺-shaped so that copied variables match themselves: measure 3 and identity_rows agree."""
+    model = AssignAddTransformer(tiny_config)
+    vocab = Vocab(tiny_config.task)
+    a0, a1 = model.blocks[0].attn, model.blocks[1].attn
+    with torch.no_grad():
+        u = model.W_E[vocab.var0: vocab.var0 + tiny_config.task.n_vars] @ a0.W_V[0] @ a0.W_O[0]
+        pinv = torch.linalg.pinv(u)  # [d, n_vars]: u @ pinv = I
+        a1.W_Q.copy_((pinv @ pinv.T)[None])
+        a1.W_K.copy_(torch.eye(u.shape[1])[None])
+    qk = circuits.variable_qk_map(model)
+    assert bool(circuits.identity_rows(qk).all())
+    assert variable_identity_score(model) == 1.0
+
+
+def test_eq_to_variable_scores_match_the_attention_scores(model, tiny_config):
+    task = tiny_config.task
+    batch = sample_queries(task, 64, torch.Generator().manual_seed(1), kind="2var_train")
+    _, cache = model.run_with_cache(batch.tokens, names_filter="blocks.0.attn.hook_attn_scores")
+    scores = cache["blocks.0.attn.hook_attn_scores"][:, 0, -1]  # from `=` to every key
+    table = circuits.eq_to_variable_scores(model)
+    assert table.shape == (task.n_vars, 2)
+    n = task.seq_len
+    assert torch.allclose(scores[:, n - 3], table[batch.lhs_var, 0], atol=1e-5)
+    assert torch.allclose(scores[:, n - 2], table[batch.rhs_var, 1], atol=1e-5)
+
+
+def test_example_batch_and_patterns(model, tiny_config):
+    task = tiny_config.task
+    examples = circuits.example_batch(task, eval_pools(task))
+    assert examples.query_type.tolist() == list(range(len(QUERY_TYPE_NAMES)))
+    patterns = circuits.attention_patterns(model, examples.tokens)
+    assert patterns.shape == (len(examples), 2, task.seq_len, task.seq_len)
+    assert torch.allclose(patterns.sum(-1), torch.ones(len(examples), 2, task.seq_len), atol=1e-5)
+    fused = model.fused_forward(examples.tokens)
+    assert torch.allclose(patterns[:, 0], fused.pattern1.detach(), atol=1e-5)
+    assert torch.allclose(patterns[:, 1, -1], fused.pattern2.detach(), atol=1e-5)
+    labels = circuits.token_labels(task, examples.tokens[0])
+    assert labels[-1] == f"{task.seq_len - 1}:=" and len(labels) == task.seq_len
