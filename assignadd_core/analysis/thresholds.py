@@ -1,0 +1,123 @@
+"""Where an accuracy-versus-data curve (a sweep) turns on: two estimates of a data threshold.
+
+- `crossing`: the smallest measured value from which on every measured point reaches `level`
+  (points averaged over seeds first); its uncertainty is the grid step: the threshold lies
+  between the last measured value below `level` (`below`) and `value`.
+- `logistic_fit`: least-squares fit of low + (high - low) / (1 + exp(-(x - midpoint) / width)) to
+  all points (every seed), midpoint ± its standard error from the fit's covariance; only when
+  there are enough distinct values and the curve actually rises within the measured range.
+Missing points (NaN) are left out, never filled in.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Crossing:
+    value: float | None  # None: the curve does not stay at or above the level up to the last point
+    below: float | None  # largest measured value under the level before `value` (None: none measured)
+    level: float
+
+
+@dataclass(frozen=True)
+class LogisticFit:
+    ok: bool
+    reason: str  # why there is no fit (empty when ok)
+    midpoint: float = math.nan
+    midpoint_se: float = math.nan
+    width: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    n_points: int = 0
+
+    def __call__(self, x):
+        return logistic(np.asarray(x, dtype=float), self.low, self.high, self.midpoint, self.width)
+
+
+def logistic(x, low, high, midpoint, width):
+    return low + (high - low) / (1.0 + np.exp(-(x - midpoint) / width))
+
+
+def _clean(x, y) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    return x[keep], y[keep]
+
+
+def mean_curve(x, y) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct measured values (sorted) and the mean accuracy over seeds at each."""
+    x, y = _clean(x, y)
+    values = np.unique(x)
+    return values, np.array([y[x == v].mean() for v in values])
+
+
+def crossing(x, y, level: float = 0.9) -> Crossing:
+    values, means = mean_curve(x, y)
+    if len(values) == 0 or means[-1] < level:
+        return Crossing(None, None, level)
+    under = np.nonzero(means < level)[0]
+    if len(under) == 0:
+        return Crossing(float(values[0]), None, level)
+    last_under = under[-1]
+    return Crossing(float(values[last_under + 1]), float(values[last_under]), level)
+
+
+def logistic_fit(x, y, min_values: int = 5, min_rise: float = 0.5) -> LogisticFit:
+    """Fit the rising logistic; refuse (ok=False, with the reason) on too few or too flat points."""
+    from scipy.optimize import curve_fit
+
+    x, y = _clean(x, y)
+    values, means = mean_curve(x, y)
+    if len(values) < min_values:
+        return LogisticFit(False, f"only {len(values)} measured values (a fit needs {min_values})", n_points=len(x))
+    if means.max() - means.min() < min_rise:
+        return LogisticFit(False, f"the curve rises by less than {min_rise} within the measured range",
+                           n_points=len(x))
+    span = values[-1] - values[0]
+    rising = np.nonzero(means >= (means.min() + means.max()) / 2)[0][0]
+    start = [means.min(), means.max(), float(values[rising]), span / 20]
+    bounds = ([0.0, 0.0, values[0], span / 1000], [1.0, 1.0, values[-1], span])
+    try:
+        params, cov = curve_fit(logistic, x, y, p0=start, bounds=bounds, maxfev=20_000)
+    except (RuntimeError, ValueError) as err:
+        return LogisticFit(False, f"fit did not converge ({err})", n_points=len(x))
+    low, high, midpoint, width = map(float, params)
+    se = float(np.sqrt(cov[2, 2])) if np.all(np.isfinite(cov)) else math.nan
+    return LogisticFit(True, "", midpoint, se, width, low, high, len(x))
+
+
+# ---------------------------------------------------------------------------- a sweep's verdict
+def verdict(complete: bool, found: Crossing, paper: float, close: float = 0.1, near: float = 0.2) -> str:
+    """The claim verdict for a sweep (the rule the chapter states).
+
+    "not yet run" until every grid point has a result for at least one seed. Then the threshold is
+    bracketed by the grid, (below, value]; its distance to the paper's value is 0 when the paper's
+    value lies in the bracket: "reproduced" within `close`, "partly" within `near`, else "not
+    reproduced". A curve that never reaches the level, or reaches it at every point (no threshold
+    inside the grid), is "not reproduced".
+    """
+    if not complete:
+        return "not yet run"
+    if found.value is None or found.below is None:
+        return "not reproduced"
+    distance = max(0.0, found.below - paper, paper - found.value)
+    return "reproduced" if distance <= close else "partly" if distance <= near else "not reproduced"
+
+
+def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> dict:
+    """Both estimates and the verdict from a `sweep.grid_status` frame (pending points are left out)."""
+    done = status[status["status"] == "done"]
+    finished = status[status["status"].isin(["done", "failed"])]
+    n_values = status[field].nunique()
+    per_seed = finished.groupby("seed")[field].nunique()
+    complete = bool(len(per_seed)) and int(per_seed.max()) == n_values
+    found = crossing(done[field], done["value"], level)
+    fit = logistic_fit(done[field], done["value"])
+    return {"field": field, "paper": paper, "level": level, "n_values": n_values,
+            "n_finished": int(per_seed.max()) if len(per_seed) else 0, "complete": complete,
+            "seeds": sorted(int(s) for s in done["seed"].unique()), "crossing": found, "fit": fit,
+            "verdict": verdict(complete, found, paper)}

@@ -1,0 +1,151 @@
+"""Sweep runner: grids, results files, resume, and both executors on a tiny grid."""
+import json
+
+import pytest
+
+from assignadd_core import trainer
+from assignadd_core.cli import main
+from assignadd_core.config import ConfigError
+from assignadd_core.data import POOL_NAMES
+from assignadd_core.sweep import (SWEEPS, Sweep, coarse_to_fine, grid_status, read_records, results_frame, results_path,
+                                  run_sweep)
+from conftest import TINY
+
+# 0.05 of 49 pairs is 2 pairs: numbers are left out of training, so that point must fail, not crash.
+TINY_GRID = {"task.train_fraction": (0.05, 0.6, 0.9)}
+
+
+def tiny_sweep(seeds=(1,), grid=TINY_GRID):
+    return Sweep("tiny", grid, metric="0var_heldout", base=TINY, seeds=seeds)
+
+
+def test_paper_sweeps_follow_the_spec():
+    f, r = SWEEPS["f_sweep"], SWEEPS["r_sweep"]
+    fs, rs = f.grid["task.train_fraction"], r.grid["task.two_var_rate"]
+    assert len(fs) == len(rs) == 20
+    assert (fs[0], fs[-1], rs[0], rs[-1]) == (0.0616, 0.99, 0.01, 0.99)
+    steps = {round(b - a, 6) for a, b in zip(fs, fs[1:])}
+    assert max(steps) - min(steps) < 1e-5  # evenly spaced
+    assert f.base == {"task.two_var_rate": 1.0, "train.steps": 30_000, "train.eval_every": 1000}
+    assert r.base == {"task.train_fraction": 0.7, "train.steps": 30_000, "train.eval_every": 1000}
+    assert f.metric == "0var_heldout" and r.metric == "2var_union"
+    assert f.seeds == r.seeds == (42,)
+    point = f.points()[0]
+    assert point.overrides["train.seed"] == 42 and point.params == {"task.train_fraction": 0.0616}
+
+
+def test_runs_go_coarse_to_fine_so_a_partial_sweep_covers_the_range():
+    order = coarse_to_fine(20)
+    assert sorted(order) == list(range(20))
+    assert order[:5] == [0, 19, 10, 5, 14]
+    assert coarse_to_fine(1) == [0] and coarse_to_fine(3) == [0, 2, 1]
+
+
+def test_eval_cadence_does_not_change_training(tmp_path):
+    """Why the sweeps may log every 1,000 steps: evaluation leaves the trained model unchanged."""
+    from assignadd_core.config import RunConfig
+    often = RunConfig().replace(**{**TINY, "eval_every": 10})
+    rarely = often.replace(eval_every=1000)
+    a, b = (trainer.train(c, tmp_path / str(c.train.eval_every), progress=False).final() for c in (often, rarely))
+    assert a["pools"] == b["pools"] and a["exact"] == b["exact"]
+
+
+def test_points_keys_subsets_and_validation(tmp_path):
+    sweep = SWEEPS["r_sweep"].with_seeds([42, 43])
+    keys = [p.key for p in sweep.points()]
+    assert len(keys) == 40 and len(set(keys)) == 40
+    small = SWEEPS["r_sweep"].subset(5)
+    values = small.grid["task.two_var_rate"]
+    assert small.name == "r_sweep-p5" and len(values) == 5 and (values[0], values[-1]) == (0.01, 0.99)
+    assert set(values) <= set(SWEEPS["r_sweep"].grid["task.two_var_rate"])  # comparable with the full grid
+    assert small.with_steps(300).base["train.steps"] == 300
+    assert SWEEPS["r_sweep"].subset(20) is SWEEPS["r_sweep"] is SWEEPS["r_sweep"].with_steps(30_000)
+    with pytest.raises(ConfigError, match="unknown config key"):
+        Sweep("bad", {"task.nonsense": (1,)}, metric="0var_heldout")
+    with pytest.raises(ConfigError, match="metric"):
+        Sweep("bad", TINY_GRID, metric="accuracy")
+    status = grid_status(SWEEPS["f_sweep"], root=tmp_path)
+    assert len(status) == 20 and set(status["status"]) == {"pending"} and status["value"].isna().all()
+
+
+def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
+    sweep = tiny_sweep()
+    counts = run_sweep(sweep, root=tmp_path, workers=2, threads=1, progress=False)
+    assert counts == {"done": 2, "failed": 1, "error": 0, "skipped": 0}
+    records = {r["params"]["task.train_fraction"]: r for r in read_records(results_path(sweep, tmp_path))}
+    assert records[0.05]["status"] == "failed" and "out of every training pair" in records[0.05]["reason"]
+    for fraction in (0.6, 0.9):
+        record = records[fraction]
+        assert record["status"] == "done" and record["config"]["task"]["train_fraction"] == fraction
+        assert 0 <= record["value"] <= 1 and record["value"] == record["exact"]["0var_heldout"]
+        assert set(record["pools"]) == set(POOL_NAMES)
+        assert record["device"] == "cpu" and record["threads"] == 1 and record["wall_time_s"] > 0 and record["torch"]
+        assert not (tmp_path / "scratch" / record["key"] / "resume").exists()  # optimizer state dropped
+    frame = results_frame(sweep, tmp_path)
+    assert list(frame["train_fraction"]) == [0.05, 0.6, 0.9]
+    assert (tmp_path / "tiny.csv").read_text().count("\n") == 4
+
+    before = results_path(sweep, tmp_path).read_text()
+    assert run_sweep(sweep, root=tmp_path, workers=2, progress=False)["skipped"] == 3
+    assert results_path(sweep, tmp_path).read_text() == before  # nothing rerun
+
+    more = run_sweep(tiny_sweep(seeds=(1, 2)), root=tmp_path, workers=1, progress=False)
+    assert more == {"done": 2, "failed": 1, "error": 0, "skipped": 3}
+    new = read_records(results_path(sweep, tmp_path))[3:]
+    assert [r["params"]["task.train_fraction"] for r in new] == [0.05, 0.9, 0.6]  # ends first, then the middle
+    assert {r["seed"] for r in new} == {2}
+    status = grid_status(tiny_sweep(seeds=(1, 2)), tmp_path)
+    assert "pending" not in set(status["status"]) and len(status) == 6
+
+
+def test_a_run_killed_mid_way_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+    sweep = tiny_sweep(grid={"task.train_fraction": (0.6,)})
+    clean = run_sweep(sweep, root=tmp_path / "clean", workers=1, progress=False)
+    assert clean["done"] == 1
+
+    real_step, calls = trainer.train_step, []
+
+    def killed_at_25(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 25:
+            raise KeyboardInterrupt
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(trainer, "train_step", killed_at_25)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sweep, root=tmp_path / "killed", workers=1, progress=False)
+    key = sweep.points()[0].key
+    state = json.loads((tmp_path / "killed" / "scratch" / key / "resume" / "state.json").read_text())
+    assert state["step"] == 21 and not results_path(sweep, tmp_path / "killed").exists()
+
+    monkeypatch.setattr(trainer, "train_step", real_step)
+    assert run_sweep(sweep, root=tmp_path / "killed", workers=1, progress=False)["done"] == 1
+    resumed = read_records(results_path(sweep, tmp_path / "killed"))[0]
+    uninterrupted = read_records(results_path(sweep, tmp_path / "clean"))[0]
+    assert resumed["pools"] == uninterrupted["pools"] and resumed["exact"] == uninterrupted["exact"]
+
+
+def test_ray_executor_matches_the_local_one(tmp_path):
+    ray = pytest.importorskip("ray")
+    sweep = tiny_sweep(grid={"task.train_fraction": (0.05, 0.9)})
+    run_sweep(sweep, root=tmp_path / "local", workers=1, progress=False)
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    try:
+        counts = run_sweep(sweep, root=tmp_path / "ray", executor="ray", threads=1, progress=False)
+    finally:
+        ray.shutdown()
+    assert counts == {"done": 1, "failed": 1, "error": 0, "skipped": 0}
+    on_ray, local = (results_frame(sweep, tmp_path / name).set_index("key") for name in ("ray", "local"))
+    assert on_ray.loc[local.index, "status"].tolist() == local["status"].tolist()
+    done = local.index[local["status"] == "done"]
+    assert on_ray.loc[done, POOL_NAMES].equals(local.loc[done, POOL_NAMES])  # same config hash, same numbers
+
+
+def test_cli_lists_and_reports_status(tmp_path, capsys):
+    assert main(["sweep", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "f_sweep: 20 values 0.0616..0.99" in out and "r_sweep: 20 values 0.01..0.99" in out
+    assert main(["sweep", "status", "r_sweep", "--seeds", "42", "43", "--root", str(tmp_path)]) == 0
+    assert "r_sweep: 40 pending" in capsys.readouterr().out
+    assert main(["sweep", "run", "g_sweep", "--root", str(tmp_path)]) == 2
+    assert "unknown sweep" in capsys.readouterr().err

@@ -1,0 +1,86 @@
+"""Threshold estimates on synthetic sweep curves whose threshold is known."""
+import math
+
+import numpy as np
+import pytest
+
+from assignadd_core.analysis.thresholds import (crossing, logistic, logistic_fit, mean_curve, threshold_summary,
+                                                verdict)
+
+GRID = np.linspace(0.0616, 0.99, 20)
+
+
+def test_logistic_fit_recovers_a_known_midpoint_from_noisy_seeds():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([GRID, GRID])  # two seeds
+    y = np.clip(logistic(x, 0.02, 0.99, 0.31, 0.03) + rng.normal(0, 0.02, x.size), 0, 1)
+    fit = logistic_fit(x, y)
+    assert fit.ok, fit.reason
+    assert fit.midpoint == pytest.approx(0.31, abs=0.02)
+    assert 0 < fit.midpoint_se < 0.05
+    assert fit.n_points == 40
+    assert fit(fit.midpoint) == pytest.approx((fit.low + fit.high) / 2)
+
+
+def test_crossing_is_where_the_mean_curve_stays_above_the_level():
+    y = np.where(GRID < 0.25, 0.1, 0.95)
+    y[GRID.searchsorted(0.5)] = 0.85  # a dip later on moves the threshold past it
+    result = crossing(GRID, y, level=0.9)
+    after_dip = GRID[GRID.searchsorted(0.5) + 1]
+    assert result.value == pytest.approx(after_dip)
+    assert result.below == pytest.approx(GRID[GRID.searchsorted(0.5)])
+
+
+def test_crossing_averages_seeds_and_ignores_missing_points():
+    x = np.array([0.1, 0.1, 0.2, 0.2, 0.3, 0.4])
+    y = np.array([0.8, 1.0, 0.95, 0.8, np.nan, 1.0])  # means 0.9, 0.875, (missing), 1.0
+    values, means = mean_curve(x, y)
+    assert list(values) == [0.1, 0.2, 0.4]
+    assert means == pytest.approx([0.9, 0.875, 1.0])
+    assert crossing(x, y, 0.9).value == pytest.approx(0.4)
+    assert crossing(x, y, 0.9).below == pytest.approx(0.2)
+
+
+def test_no_crossing_when_the_last_point_is_below_the_level():
+    assert crossing(GRID, np.full(20, 0.5)).value is None
+    assert crossing([], []).value is None
+    first = crossing(GRID, np.ones(20))
+    assert first.value == pytest.approx(GRID[0]) and first.below is None
+
+
+def test_fit_refuses_too_few_points_or_a_flat_curve():
+    few = logistic_fit(GRID[:4], np.array([0.0, 0.1, 0.9, 1.0]))
+    assert not few.ok and "4 measured values" in few.reason
+    flat = logistic_fit(GRID, np.full(20, 0.97))
+    assert not flat.ok and "rises by less" in flat.reason
+    assert math.isnan(flat.midpoint)
+
+
+def status_frame(values, seeds=(42,), status="done"):
+    import pandas as pd
+    rows = [{"train_fraction": x, "seed": s, "status": status if np.isfinite(v) else "pending",
+             "value": v} for s in seeds for x, v in zip(GRID, values)]
+    return pd.DataFrame(rows)
+
+
+def test_verdict_rule_follows_the_bracket_around_the_paper_value():
+    curve = np.where(GRID < 0.25, 0.05, 0.99)  # first value at or above 0.9 is GRID[4] = 0.2571
+    summary = threshold_summary(status_frame(curve), "train_fraction", paper=0.25)
+    assert summary["complete"] and summary["crossing"].value == pytest.approx(GRID[4])
+    assert summary["verdict"] == "reproduced"
+    assert summary["fit"].ok and 0.2 < summary["fit"].midpoint < 0.26
+    late = np.where(GRID < 0.6, 0.05, 0.99)  # bracket (0.55, 0.60]: 0.30 from 0.25
+    assert threshold_summary(status_frame(late), "train_fraction", paper=0.25)["verdict"] == "not reproduced"
+    mid = np.where(GRID < 0.45, 0.05, 0.99)  # bracket (0.40, 0.45]: 0.15 away
+    assert threshold_summary(status_frame(mid), "train_fraction", paper=0.25)["verdict"] == "partly"
+    everywhere = np.full(20, 0.99)  # no threshold inside the grid
+    assert threshold_summary(status_frame(everywhere), "train_fraction", paper=0.25)["verdict"] == "not reproduced"
+
+
+def test_verdict_waits_for_every_grid_point():
+    curve = np.where(GRID < 0.25, 0.05, 0.99)
+    curve[7] = np.nan  # one point not run yet
+    summary = threshold_summary(status_frame(curve), "train_fraction", paper=0.25)
+    assert not summary["complete"] and summary["n_finished"] == 19
+    assert summary["verdict"] == "not yet run"
+    assert verdict(False, crossing(GRID, np.ones(20)), 0.25) == "not yet run"
