@@ -321,7 +321,7 @@ def gradient_identity_figure(table, metrics, jump: int | None, title: str):
     return fig
 
 
-# ------------------------------------------------------------------ shared addition, Fourier, generalization (03, 05, 06, 09)
+# ------------------------------------------------------------ shared addition, Fourier, generalization (03, 05, 06, 09)
 _GROUP_COLORS = {"matched": "#2ca02c", "swapped": "#ff7f0e", "mismatched": "#7f7f7f"}
 
 
@@ -369,7 +369,7 @@ def neuron_fit_figure(actual, fitted, title: str, labels: tuple = ("pre-activati
     fig = make_subplots(rows=1, cols=2, subplot_titles=list(labels), horizontal_spacing=0.08)
     lim = float(np.abs(np.concatenate([np.ravel(actual), np.ravel(fitted)])).max())
     for i, z in enumerate((actual, fitted)):
-        trace = _heatmap(np.asarray(z), range(len(z[0])), range(len(z)), zmid=0.0, showscale=(i == 1),
+        trace = _heatmap(np.round(np.asarray(z), 3), range(len(z[0])), range(len(z)), zmid=0.0, showscale=(i == 1),
                          hover="n=%{y}, m=%{x}: %{z:.2f}")
         trace.update(zmin=-lim, zmax=lim)
         fig.add_trace(trace, row=1, col=i + 1)

@@ -1,0 +1,104 @@
+"""The shared-addition tests (C6): twins, cosine groups, OV2 prediction and activation patching."""
+import numpy as np
+import pytest
+import torch
+
+from assignadd_core.analysis import addition
+from assignadd_core.checkpoint import load_tl_state_dict, reference_weights_path
+from assignadd_core.config import RunConfig
+from assignadd_core.data import LITERAL, Vocab
+from assignadd_core.model import AssignAddTransformer
+
+TINY = RunConfig().replace(modulus=7, n_vars=5, n_left_only=1, n_right_only=1, d_model=16, d_mlp=32)
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return AssignAddTransformer(TINY).eval()
+
+
+@pytest.mark.parametrize("kind", addition.TWIN_KINDS)
+def test_twins_differ_only_in_the_query_operands(kind):
+    task = TINY.task
+    literal, variable = addition.twin_batches(task, kind, seed=3)
+    n = task.modulus
+    assert len(literal) == len(variable) == n * n
+    assert torch.equal(literal.answers, (literal.lhs_val + literal.rhs_val) % n)
+    assert torch.equal(literal.tokens[:, :-3], variable.tokens[:, :-3])
+    assert torch.equal(literal.tokens[:, -3], literal.lhs_val) and torch.equal(literal.tokens[:, -2], literal.rhs_val)
+    assert (literal.lhs_var == LITERAL).all() and (literal.rhs_var == LITERAL).all()
+    rows = torch.arange(len(variable))
+    var0 = Vocab(task).var0
+    for side in ("lhs", "rhs"):
+        var, src = getattr(variable, f"{side}_var"), getattr(variable, f"{side}_src")
+        has = var >= 0
+        assert bool(has.any()) == (kind == "2var" or kind.endswith("left" if side == "lhs" else "right"))
+        # the variable's value token holds the operand value, right after the variable's own token
+        assert torch.equal(variable.tokens[rows[has], src[has]], getattr(variable, f"{side}_val")[has])
+        assert torch.equal(variable.tokens[rows[has], src[has] - 1], var[has] + var0)
+
+
+def test_cosine_groups_on_a_commutative_representation():
+    n, d = 7, 64
+    f = torch.randn(n, d, generator=torch.Generator().manual_seed(0))
+    pairs = addition.all_pairs(n)
+    rep = f[pairs[:, 0]] + f[pairs[:, 1]]
+    groups = addition.cosine_groups(rep, rep, pairs)
+    assert len(groups["matched"]) == n * n and len(groups["swapped"]) == n * n - n
+    assert len(groups["mismatched"]) == n * n * (n * n - 1) - (n * n - n)
+    assert np.allclose(groups["matched"], 1, atol=1e-5) and np.allclose(groups["swapped"], 1, atol=1e-5)
+    assert groups["mismatched"].mean() < 0.6
+    table = addition.summarize(groups)
+    assert list(table.index) == list(addition.GROUPS)
+    assert table.loc["matched", "mean"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_cosine_groups_see_unrelated_inputs():
+    pairs = addition.all_pairs(5)
+    gen = torch.Generator().manual_seed(1)
+    a, b = torch.randn(25, 64, generator=gen), torch.randn(25, 64, generator=gen)
+    groups = addition.cosine_groups(a, b, pairs)
+    assert abs(groups["matched"].mean()) < 0.2
+
+
+def test_ov2_prediction_is_the_sum_of_the_operand_rows(model):
+    literal, _ = addition.twin_batches(TINY.task, "2var")
+    attn = model.blocks[1].attn
+    ov = model.W_E.detach() @ attn.W_V[0].detach() @ attn.W_O[0].detach()
+    expected = ov[literal.lhs_val] + ov[literal.rhs_val]
+    assert torch.allclose(addition.ov2_prediction(model, literal), expected, atol=1e-5)
+
+
+def test_patching_with_itself_changes_nothing(model):
+    literal, _ = addition.twin_batches(TINY.task, "2var")
+    clean = model(literal.tokens)[:, -1].detach()
+    for hook in (addition.MLP_INPUT_HOOK, addition.ATTN_OUT_HOOK):
+        assert torch.allclose(addition.patched_logits(model, literal.tokens, literal.tokens, hook), clean, atol=1e-5)
+
+
+def test_patching_the_whole_mlp_input_hands_over_the_donors_output(model):
+    literal, variable = addition.twin_batches(TINY.task, "2var")
+    donor_clean = model(variable.tokens)[:, -1].detach()
+    patched = addition.patched_logits(model, literal.tokens, variable.tokens)
+    assert torch.allclose(patched, donor_clean, atol=1e-4)
+    report = addition.patch_report(model, literal, variable)
+    assert report.loc["mismatched variable → literal (control)", "donor_argmax"] == pytest.approx(1.0)
+    assert report.loc["variable → literal", "donor_argmax"] == pytest.approx(1.0)
+    assert set(report.columns) >= {"same_argmax", "correct", "follows_donor", "rel_logit_change"}
+
+
+@pytest.mark.paper
+@pytest.mark.skipif(reference_weights_path() is None, reason="the authors' reference weights are absent")
+def test_authors_model_reuses_one_addition_module():
+    model = load_tl_state_dict(reference_weights_path())
+    result = addition.shared_addition_test(model)
+    mlp = addition.summarize(result["mlp_input"])
+    assert mlp.loc["matched", "mean"] > 0.9 and mlp.loc["mismatched", "mean"] < 0.3
+    ov = addition.summarize(result["ov_literal"])
+    assert ov.loc["matched", "mean"] > 0.9 and ov.loc["mismatched", "mean"] < 0.3
+    every_7th = slice(None, None, 7)  # ~500 twins are plenty for the patch
+    report = addition.patch_report(model, result["literal"][every_7th], result["variable"][every_7th],
+                                   hook=addition.ATTN_OUT_HOOK)
+    assert report.loc["variable → literal", "same_argmax"] > 0.95
+    assert report.loc["mismatched variable → literal (control)", "same_argmax"] < 0.1
