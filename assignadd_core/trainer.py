@@ -157,7 +157,15 @@ def environment_info(device: torch.device) -> dict:
 # ---------------------------------------------------------------------------- the loop
 def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool = True,
           keep_checkpoints: str = "all") -> Run:
-    """Train (or resume) the run in `run_dir`; returns the finished Run."""
+    """Train (or resume) the run in `run_dir`; returns the finished Run.
+
+    Gradients are switched on here, so a caller that disabled them globally (an analysis notebook)
+    can still train a missing run."""
+    with torch.enable_grad():
+        return _train(config, run_dir, device, progress, keep_checkpoints)
+
+
+def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_checkpoints: str) -> Run:
     if keep_checkpoints not in KEEP_CHOICES:
         raise ConfigError(f"keep_checkpoints must be one of {KEEP_CHOICES}, got {keep_checkpoints!r}")
     dev = resolve_device(device)

@@ -158,3 +158,13 @@ def test_keep_no_checkpoints(tiny_config, tmp_path):
     run = trainer.train(tiny_config.replace(steps=3, eval_every=2), tmp_path / "r", progress=False,
                         keep_checkpoints="none")
     assert run.checkpoint_steps() == [] and run.is_complete()
+
+
+def test_trains_even_when_gradients_are_globally_off(tiny_config, tmp_path):
+    import torch
+
+    from assignadd_core.trainer import train
+    with torch.no_grad():
+        run = train(tiny_config.replace(steps=3, eval_every=2), tmp_path / "r", progress=False,
+                    keep_checkpoints="none")
+    assert run.is_complete()
