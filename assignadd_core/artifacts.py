@@ -21,7 +21,7 @@ def neighbours(steps: list[int], step: int) -> list[int]:
     return steps[max(i - 1, 0): i + 1]
 
 
-def checkpoints_to_keep(run: Run, extra: tuple[int, ...] = ()) -> list[int]:
+def checkpoints_to_keep(run: Run, extra: tuple[int, ...] = (), spread_points: int = SPREAD_POINTS) -> list[int]:
     available = run.checkpoint_steps()
     if not available:
         return []
@@ -30,8 +30,8 @@ def checkpoints_to_keep(run: Run, extra: tuple[int, ...] = ()) -> list[int]:
     for key in PHASE_KEYS:
         if phases.get(key) is not None:
             keep.update(neighbours(available, phases[key]))
-    for k in range(SPREAD_POINTS):
-        target = available[0] + k * (available[-1] - available[0]) / (SPREAD_POINTS - 1)
+    for k in range(spread_points):
+        target = available[0] + k * (available[-1] - available[0]) / max(spread_points - 1, 1)
         keep.add(min(available, key=lambda s: abs(s - target)))
     for step in extra:
         keep.add(min(available, key=lambda s: abs(s - step)))
