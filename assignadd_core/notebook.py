@@ -70,6 +70,7 @@ def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:
     from .plots import setup_plotly
     setup_plotly()
     warnings.filterwarnings("ignore", category=UserWarning, module="tqdm")
+    warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets: text bar
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     if show:
         print("Parameters of this execution: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))

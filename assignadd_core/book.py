@@ -1,0 +1,246 @@
+"""Build driver of the book: `python -m assignadd_core.book execute|build|all [--profile P] [--only SLUG]`.
+
+* execute – papermill runs every `notebooks/NN_slug.ipynb` (sorted, so 10_claims runs last) with
+  the parameters of its slug in the profile (`params/book.yaml`) into `book/chapters/`; the
+  parameter cells are tagged `remove-cell` (the chapter prints its parameters in one line).
+  `--skip-unchanged` keeps chapters whose source and parameters did not change (default: all run).
+* build – regenerates `_toc.yml` from the executed chapters present (a chapter not written or not
+  executed yet is simply absent, so it cannot break the build), the timing table of `book/reproduce.md`, copies
+  plotly.min.js into `book/_static/`, then `jupyter-book build . -W -n --keep-going` with
+  execution off, and checks that every figure of every chapter made it into the HTML.
+* all – execute, then build.
+Any failed cell, Sphinx warning or missing figure makes the command exit non-zero.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+CHAPTERS = ROOT / "book" / "chapters"
+STATIC = ROOT / "book" / "_static"
+HTML = ROOT / "_build" / "html"
+TOC = ROOT / "_toc.yml"
+REPRODUCE = ROOT / "book" / "reproduce.md"
+DEFAULT_PROFILE = ROOT / "params" / "book.yaml"
+HIDDEN_TAGS = ("parameters", "injected-parameters")  # the one-line print in cell 2 shows the values
+FIGURE_MARK = 'class="plotly-graph-div"'
+TIMINGS_START, TIMINGS_END = "<!-- timings:start -->", "<!-- timings:end -->"
+_SLUG = re.compile(r"^\d\d_[a-z0-9_]+$")
+
+
+class BookError(RuntimeError):
+    """The book cannot be built as asked; the message says why."""
+
+
+def source_notebooks(only: list[str] | None = None) -> list[Path]:
+    found = sorted(p for p in NOTEBOOKS.glob("*.ipynb") if _SLUG.match(p.stem))
+    if only:
+        unknown = set(only) - {p.stem for p in found}
+        if unknown:
+            raise BookError(f"no notebook(s) {', '.join(sorted(unknown))} in notebooks/;"
+                            f" chapters are {', '.join(p.stem for p in found)}")
+        found = [p for p in found if p.stem in only]
+    return found
+
+
+def load_profile(path: Path) -> dict[str, dict]:
+    """A profile maps chapter slug -> {parameter: value}; a chapter it does not name runs with its defaults."""
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values() if v is not None):
+        raise BookError(f"{path}: a profile maps chapter slugs to parameter mappings")
+    return {slug: dict(values or {}) for slug, values in data.items()}
+
+
+def finish_notebook(path: Path) -> None:
+    """Hide the parameter cells and keep this machine's paths out of papermill's metadata."""
+    import nbformat
+    nb = nbformat.read(path, as_version=4)
+    meta = nb.metadata.get("papermill", {})
+    for key in ("input_path", "output_path", "cwd"):
+        if meta.get(key):
+            where = Path(meta[key]).resolve()
+            meta[key] = where.relative_to(ROOT).as_posix() if where.is_relative_to(ROOT) else where.name
+    for cell in nb.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if any(t in tags for t in HIDDEN_TAGS) and "remove-cell" not in tags:
+            tags.append("remove-cell")
+    nbformat.write(nb, path)
+
+
+def is_current(source: Path, target: Path, params: dict) -> bool:
+    """The executed copy ran this source's code cells with these parameters, without error."""
+    if not target.is_file():
+        return False
+    done, src = json.loads(target.read_text()), json.loads(source.read_text())
+
+    def code(nb):
+        return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"
+                and "injected-parameters" not in c["metadata"].get("tags", [])]
+    failed = any(o["output_type"] == "error" for c in done["cells"] for o in c.get("outputs", []))
+    return (not failed and code(done) == code(src)
+            and done["metadata"].get("papermill", {}).get("parameters", {}) == params)
+
+
+def execute(profile: Path = DEFAULT_PROFILE, only: list[str] | None = None, out_dir: Path = CHAPTERS,
+            kernel: str = "python3", skip_unchanged: bool = False) -> list[Path]:
+    """Execute the chapters into out_dir; raises BookError naming every chapter that failed.
+
+    skip_unchanged: leave a chapter whose executed copy ran the same source and parameters (it does
+    not notice changed runs or core code, so the default re-executes everything)."""
+    import papermill as pm
+    params = load_profile(profile)
+    notebooks = source_notebooks(only)
+    unknown = set(params) - {p.stem for p in source_notebooks()}
+    if unknown:
+        print(f"note: the profile names chapters not present (yet): {', '.join(sorted(unknown))}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    failed, written = [], []
+    for source in notebooks:
+        target = out_dir / source.name
+        if skip_unchanged and is_current(source, target, params.get(source.stem, {})):
+            print(f"unchanged {source.stem}: kept")
+            continue
+        tic = time.perf_counter()
+        try:
+            pm.execute_notebook(str(source), str(target), parameters=params.get(source.stem, {}),
+                                kernel_name=kernel, cwd=str(out_dir), progress_bar=False)
+        except pm.PapermillExecutionError as err:
+            failed.append(f"{source.stem} (cell {err.exec_count}: {err.ename}: {err.evalue})")
+            print(f"FAILED {source.stem}: {err.ename}: {err.evalue}", file=sys.stderr)
+            continue
+        finish_notebook(target)
+        written.append(target)
+        print(f"executed {source.stem} in {time.perf_counter() - tic:.0f} s")
+    if failed:
+        raise BookError("chapter(s) failed to execute: " + "; ".join(failed))
+    return written
+
+
+# ------------------------------------------------------------------------------ build
+def write_toc(path: Path = TOC) -> str:
+    """The table of contents from the executed chapters present: intro, chapters in order, reproduce."""
+    chapters = sorted(p.stem for p in CHAPTERS.glob("*.ipynb") if _SLUG.match(p.stem))
+    lines = ["# Generated by `python -m assignadd_core.book build` from the chapters in book/chapters/.",
+             "format: jb-book", "root: book/intro", "chapters:"]
+    lines += [f"- file: book/chapters/{slug}" for slug in chapters]
+    lines += ["- file: book/reproduce", ""]
+    text = "\n".join(lines)
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+    return text
+
+
+def timings_table(runs_root: Path | None = None) -> str:
+    """Markdown table of the wall time of every finished run under runs/ (read from its final.json)."""
+    root = Path(runs_root or ROOT / "runs")
+    rows = ["| run | steps | device | threads | wall time | source |", "|---|---|---|---|---|---|"]
+    for final in sorted(root.glob("*/final.json")):
+        f = json.loads(final.read_text())
+        minutes = f["wall_time_s"] / 60
+        name = f.get("device_name")
+        device = f["device"] + (f" ({name})" if name and name != f["device"] else "")
+        rows.append(f"| `{final.parent.name}` | {f['steps']:,} | {device} |"
+                    f" {f.get('threads', '?')} | {minutes:.1f} min | `runs/{final.parent.name}/final.json` |")
+    if len(rows) == 2:
+        rows.append("| (no finished run yet) | | | | | |")
+    return "\n".join(rows)
+
+
+def update_reproduce(path: Path = REPRODUCE) -> None:
+    text = path.read_text()
+    if TIMINGS_START not in text or TIMINGS_END not in text:
+        raise BookError(f"{path}: lacks the {TIMINGS_START} … {TIMINGS_END} markers of the timing table")
+    head, rest = text.split(TIMINGS_START, 1)
+    _, tail = rest.split(TIMINGS_END, 1)
+    new = f"{head}{TIMINGS_START}\n{timings_table()}\n{TIMINGS_END}{tail}"
+    if new != text:
+        path.write_text(new)
+
+
+def copy_plotly_js() -> Path:
+    import plotly
+    source = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    STATIC.mkdir(parents=True, exist_ok=True)
+    target = STATIC / "plotly.min.js"
+    if not target.is_file() or target.stat().st_size != source.stat().st_size:
+        shutil.copyfile(source, target)
+    return target
+
+
+def figure_count(notebook: Path) -> int:
+    """Plotly figures in a notebook's outputs (each one is an HTML output with a plotly-graph-div)."""
+    nb = json.loads(notebook.read_text())
+    count = 0
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            html = out.get("data", {}).get("text/html", "")
+            count += ("".join(html) if isinstance(html, list) else html).count(FIGURE_MARK)
+    return count
+
+
+def check_html(html: Path = HTML) -> dict[str, int]:
+    """Every chapter page exists and holds as many figure divs as its notebook has figures."""
+    problems, counts = [], {}
+    if not (html / "index.html").is_file():
+        problems.append("index.html missing")
+    for notebook in sorted(CHAPTERS.glob("*.ipynb")):
+        page = html / "book" / "chapters" / f"{notebook.stem}.html"
+        if not page.is_file():
+            problems.append(f"{page.relative_to(html)} missing")
+            continue
+        expected, found = figure_count(notebook), page.read_text().count(FIGURE_MARK)
+        counts[notebook.stem] = found
+        if found != expected:
+            problems.append(f"{notebook.stem}: {found} figure(s) in the HTML, {expected} in the notebook")
+    if problems:
+        raise BookError("book HTML incomplete: " + "; ".join(problems))
+    return counts
+
+
+def build() -> dict[str, int]:
+    write_toc()
+    update_reproduce()
+    copy_plotly_js()
+    tic = time.perf_counter()
+    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+           "build", ".", "-W", "-n", "--keep-going"]
+    result = subprocess.run(cmd, cwd=ROOT)
+    if result.returncode != 0:
+        raise BookError(f"jupyter-book build failed (exit {result.returncode}); see the warnings above")
+    counts = check_html()
+    print(f"built {HTML / 'index.html'} in {time.perf_counter() - tic:.0f} s;"
+          f" figures per chapter: {', '.join(f'{k} {v}' for k, v in counts.items())}")
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m assignadd_core.book", description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("execute", "build", "all"))
+    parser.add_argument("--profile", type=Path, default=DEFAULT_PROFILE, help="parameter profile (YAML)")
+    parser.add_argument("--only", action="append", metavar="SLUG", help="execute only this chapter (repeatable)")
+    parser.add_argument("--skip-unchanged", action="store_true",
+                        help="keep chapters whose source and parameters are unchanged since their execution")
+    args = parser.parse_args(argv)
+    try:
+        if args.action in ("execute", "all"):
+            execute(args.profile, args.only, skip_unchanged=args.skip_unchanged)
+        if args.action in ("build", "all"):
+            build()
+    except BookError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
