@@ -8,9 +8,7 @@ import torch
 
 from assignadd_core.config import RunConfig
 
-# N = 7, 4 variables (a left-only, d right-only), a 16-wide model: every code path, no waiting.
-TINY = dict(modulus=7, n_vars=4, n_left_only=1, n_right_only=1, d_model=16, d_mlp=32,
-            steps=30, batch_size=32, eval_every=10, probe_every=20, pool_size=50)
+from tiny import TINY
 
 
 @contextlib.contextmanager

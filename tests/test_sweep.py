@@ -9,7 +9,7 @@ from assignadd_core.config import ConfigError
 from assignadd_core.data import POOL_NAMES
 from assignadd_core.sweep import (SWEEPS, Sweep, coarse_to_fine, grid_status, read_records, results_frame, results_path,
                                   run_sweep)
-from conftest import TINY
+from tiny import TINY
 
 # 0.05 of 49 pairs is 2 pairs: numbers are left out of training, so that point must fail, not crash.
 TINY_GRID = {"task.train_fraction": (0.05, 0.6, 0.9)}
