@@ -21,6 +21,13 @@ class CheckpointError(ValueError):
     """A model file cannot be used; the message names the file and the problem."""
 
 
+def _umask_mode() -> int:
+    """0o666 minus the process umask: what a plain open() would have given (mkstemp gives 0o600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write via a temporary file and rename, so an interrupted write never leaves a torn file."""
     path = Path(path)
@@ -31,6 +38,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -47,6 +55,7 @@ def save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[st
     os.close(fd)
     try:
         save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, tmp, metadata=metadata)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
