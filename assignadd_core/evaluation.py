@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 
 from .data import EXACT_NAMES, POOL_NAMES, Batch, eval_pools, exact_sets
 from .model import AssignAddTransformer
@@ -13,21 +12,8 @@ EVAL_CHUNK = 8192
 
 
 @torch.no_grad()
-def batch_accuracy(model: AssignAddTransformer, batch: Batch, chunk: int = EVAL_CHUNK) -> float:
-    """argmax of the `=` logits equals the answer; NaN for an empty batch."""
-    if len(batch) == 0:
-        return math.nan
-    device = model.W_E.device
-    correct = 0
-    for lo in range(0, len(batch), chunk):
-        logits = model.fused_logits(batch.tokens[lo: lo + chunk].to(device))
-        correct += int((logits.argmax(-1).cpu() == batch.answers[lo: lo + chunk]).sum())
-    return correct / len(batch)
-
-
-@torch.no_grad()
 def batch_correct(model: AssignAddTransformer, batch: Batch, chunk: int = EVAL_CHUNK) -> torch.Tensor:
-    """Bool [B]: which sequences the model answers correctly."""
+    """Bool [B]: which sequences the model answers correctly (argmax of the `=` logits)."""
     device = model.W_E.device
     parts = [model.fused_logits(batch.tokens[lo: lo + chunk].to(device)).argmax(-1).cpu()
              for lo in range(0, len(batch), chunk)]
@@ -35,12 +21,11 @@ def batch_correct(model: AssignAddTransformer, batch: Batch, chunk: int = EVAL_C
     return predicted == batch.answers
 
 
-@torch.no_grad()
-def batch_loss(model: AssignAddTransformer, batch: Batch) -> float:
+def batch_accuracy(model: AssignAddTransformer, batch: Batch, chunk: int = EVAL_CHUNK) -> float:
+    """Share answered correctly; NaN for an empty batch."""
     if len(batch) == 0:
         return math.nan
-    logits = model.fused_logits(batch.tokens.to(model.W_E.device)).float().cpu()
-    return float(F.cross_entropy(logits, batch.answers))
+    return batch_correct(model, batch, chunk).sum().item() / len(batch)
 
 
 def pool_accuracies(model: AssignAddTransformer) -> dict[str, float]:
