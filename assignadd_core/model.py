@@ -170,9 +170,11 @@ class AssignAddTransformer(HookedRootModule):
 
     def fused_forward(self, tokens: torch.Tensor) -> "FusedOutput":
         """Logits at `=` plus the few activations the progress measures read."""
-        logits, pattern1, pattern2, x0, v1 = self._fused(tokens)
+        logits, pattern1, pattern2 = self._fused(tokens)
+        a1 = self.blocks[0].attn
+        x0 = F.embedding(tokens, self.embed.W_E) + self.pos_embed.W_pos[:tokens.shape[1]]
         return FusedOutput(logits=logits, pattern1=pattern1, pattern2=pattern2,
-                           resid_mid0=x0 + torch.bmm(pattern1, v1))
+                           resid_mid0=x0 + torch.bmm(pattern1, x0 @ (a1.W_V[0] @ a1.W_O[0])))
 
     def _fused(self, tokens: torch.Tensor):
         """The forward pass folded down to what the logits at `=` depend on; exact, autograd-friendly.
@@ -180,10 +182,13 @@ class AssignAddTransformer(HookedRootModule):
         * Single-head attention only needs W_QK = W_Q W_Kᵀ and W_OV = W_V W_O.
         * The layer-1 input is x0 = W_E[t] + W_pos, so its layer-1 scores x0_i W_QK x0_jᵀ are sums of
           lookups in small token/position tables (no per-sequence matrix products, which are slow
-          as batched small GEMMs on CPU), and its values x0 W_OV are lookups in W_E W_OV, W_pos W_OV.
-        * Layer 2, the MLP and the unembedding run at `=` only; layer 2 reads the layer-1 residual
-          x1_j = x0_j + Σ_k p1[j,k] v1_k only through q·x1_j and Σ_j p2_j x1_j, which are expanded
-          so that x1 is never materialised.
+          as batched small GEMMs on CPU), and its values are v1 = x0 W_OV = (W_E W_OV)[t] + W_pos W_OV.
+        * Layer 2, the MLP and the unembedding run at `=` only. Layer 2 reads the layer-1 residual
+          x1_j = x0_j + Σ_k p1[j,k] v1_k only through q·x1_j and Σ_j p2_j x1_j, and both x0 and v1 are
+          "token table + position table", so neither x0, v1 nor x1 is materialised per position:
+          q·(table[t_j] + P_j) = (q tableᵀ)[t_j] + q P_jᵀ, and Σ_j w_j (table[t_j] + P_j) =
+          (w scattered onto the vocabulary) @ table + w @ P. Products with [batch, pos, d] tensors
+          were two thirds of a step's time; these are [batch, vocab] GEMMs and gathers.
         """
         b, n = tokens.shape
         W_E, W_pos = self.embed.W_E, self.pos_embed.W_pos[:n]
@@ -197,20 +202,26 @@ class AssignAddTransformer(HookedRootModule):
                    + F.embedding(tokens, (PQ @ W_E.T).T).transpose(1, 2)  # position -> token
                    + PQ @ W_pos.T) * a1.scale  # position -> position
         pattern1 = scores1.masked_fill(~a1.mask[:n, :n], float("-inf")).softmax(-1)
-        x0 = F.embedding(tokens, W_E) + W_pos
-        v1 = F.embedding(tokens, W_E @ ov1) + W_pos @ ov1
+        EV, PV = W_E @ ov1, W_pos @ ov1  # v1 = EV[t] + PV
 
-        last = x0[:, -1] + (pattern1[:, -1, :, None] * v1).sum(1)
+        def on_vocab(weights):  # [b, n] weights per position -> [b, vocab] weights per token
+            return torch.zeros(b, W_E.shape[0], dtype=weights.dtype, device=weights.device).scatter_add(
+                1, tokens, weights)
+
+        p1_last = pattern1[:, -1]
+        last = W_E[tokens[:, -1]] + W_pos[-1] + on_vocab(p1_last) @ EV + p1_last @ PV
         q2 = last @ (a2.W_Q[0] @ a2.W_K[0].T)
-        q2_v1 = (v1 * q2[:, None, :]).sum(-1)
-        scores2 = (x0 * q2[:, None, :]).sum(-1) + (pattern1 * q2_v1[:, None, :]).sum(-1)
+        q2_x0 = torch.gather(q2 @ W_E.T, 1, tokens) + q2 @ W_pos.T  # q2·x0_j
+        q2_v1 = torch.gather(q2 @ EV.T, 1, tokens) + q2 @ PV.T  # q2·v1_k
+        scores2 = q2_x0 + torch.bmm(pattern1, q2_v1[:, :, None])[:, :, 0]
         pattern2 = (scores2 * a2.scale).softmax(-1)
-        through_v1 = (pattern2[:, :, None] * pattern1).sum(1)  # weight of each v1_k in Σ_j p2_j x1_j
-        ctx = (pattern2[:, :, None] * x0).sum(1) + (through_v1[:, :, None] * v1).sum(1)
+        through_v1 = torch.bmm(pattern2[:, None, :], pattern1)[:, 0]  # weight of each v1_k in Σ_j p2_j x1_j
+        ctx = (on_vocab(pattern2) @ W_E + pattern2 @ W_pos
+               + on_vocab(through_v1) @ EV + through_v1 @ PV)  # Σ_j p2_j x1_j
         resid = last + ctx @ (a2.W_V[0] @ a2.W_O[0])
         mlp = self.blocks[MLP_LAYER].mlp
         resid = resid + F.relu(resid @ mlp.W_in) @ mlp.W_out
-        return resid @ self.unembed.W_U, pattern1, pattern2, x0, v1
+        return resid @ self.unembed.W_U, pattern1, pattern2
 
     # ------------------------------------------------------------------ TransformerLens-style accessors
     @property
