@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from assignadd_core.analysis.thresholds import (crossing, logistic, logistic_fit, mean_curve, threshold_summary,
-                                                verdict)
+from assignadd_core.analysis.thresholds import (crossing, logistic, logistic_fit, mean_curve, reached_earlier,
+                                                threshold_summary, verdict)
 
 GRID = np.linspace(0.0616, 0.99, 20)
 
@@ -84,3 +84,14 @@ def test_verdict_waits_for_every_grid_point():
     assert not summary["complete"] and summary["n_finished"] == 19
     assert summary["verdict"] == "not yet run"
     assert verdict(False, crossing(GRID, np.ones(20)), 0.25) == "not yet run"
+
+
+def test_a_dip_under_the_level_makes_the_bracket_at_most_partly():
+    curve = np.where(GRID < 0.25, 0.05, 0.99)
+    curve[1] = 0.95  # reaches the level at 0.11 ...
+    curve[3] = 0.80  # ... falls under it at 0.21, and stays above from 0.257 on
+    summary = threshold_summary(status_frame(curve), "train_fraction", paper=0.25)
+    assert summary["crossing"].value == pytest.approx(GRID[4]) and summary["crossing"].below == pytest.approx(GRID[3])
+    assert summary["reached_earlier"] == [pytest.approx(GRID[1])]
+    assert summary["verdict"] == "partly"  # the bracket alone would say "reproduced"
+    assert reached_earlier(GRID, np.where(GRID < 0.25, 0.05, 0.99), crossing(GRID, np.where(GRID < 0.25, 0.05, 0.99))) == []

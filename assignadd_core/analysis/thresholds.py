@@ -3,6 +3,7 @@
 - `crossing`: the smallest measured value from which on every measured point reaches `level`
   (points averaged over seeds first); its uncertainty is the grid step: the threshold lies
   between the last measured value below `level` (`below`) and `value`.
+- `reached_earlier`: values below that bracket which already reach `level` (a dip, not a threshold).
 - `logistic_fit`: least-squares fit of low + (high - low) / (1 + exp(-(x - midpoint) / width)) to
   all points (every seed), midpoint ± its standard error from the fit's covariance; only when
   there are enough distinct values and the curve actually rises within the measured range.
@@ -91,21 +92,33 @@ def logistic_fit(x, y, min_values: int = 5, min_rise: float = 0.5) -> LogisticFi
 
 
 # ---------------------------------------------------------------------------- a sweep's verdict
-def verdict(complete: bool, found: Crossing, paper: float, close: float = 0.1, near: float = 0.2) -> str:
+def reached_earlier(x, y, found: Crossing) -> list[float]:
+    """Measured values below the bracket whose (seed-mean) accuracy already reaches the level: the
+    curve rose, dipped under the level again and only then stayed above it (not a sharp threshold)."""
+    if found.below is None:
+        return []
+    values, means = mean_curve(x, y)
+    return [float(v) for v, m in zip(values, means) if v < found.below and m >= found.level]
+
+
+def verdict(complete: bool, found: Crossing, paper: float, close: float = 0.1, near: float = 0.2,
+            earlier: list[float] | None = None) -> str:
     """The claim verdict for a sweep (the rule the chapter states).
 
     "not yet run" until every grid point has a result for at least one seed. Then the threshold is
     bracketed by the grid, (below, value]; its distance to the paper's value is 0 when the paper's
     value lies in the bracket: "reproduced" within `close`, "partly" within `near`, else "not
     reproduced". A curve that never reaches the level, or reaches it at every point (no threshold
-    inside the grid), is "not reproduced".
+    inside the grid), is "not reproduced". When the curve already reached the level at smaller
+    values (`earlier`, see `reached_earlier`), the bracket is not a clean threshold: at most "partly".
     """
     if not complete:
         return "not yet run"
     if found.value is None or found.below is None:
         return "not reproduced"
     distance = max(0.0, found.below - paper, paper - found.value)
-    return "reproduced" if distance <= close else "partly" if distance <= near else "not reproduced"
+    result = "reproduced" if distance <= close else "partly" if distance <= near else "not reproduced"
+    return "partly" if result == "reproduced" and earlier else result
 
 
 def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> dict:
@@ -116,8 +129,9 @@ def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> d
     per_seed = finished.groupby("seed")[field].nunique()
     complete = bool(len(per_seed)) and int(per_seed.max()) == n_values
     found = crossing(done[field], done["value"], level)
+    earlier = reached_earlier(done[field], done["value"], found)
     fit = logistic_fit(done[field], done["value"])
     return {"field": field, "paper": paper, "level": level, "n_values": n_values,
             "n_finished": int(per_seed.max()) if len(per_seed) else 0, "complete": complete,
             "seeds": sorted(int(s) for s in done["seed"].unique()), "crossing": found, "fit": fit,
-            "verdict": verdict(complete, found, paper)}
+            "reached_earlier": earlier, "verdict": verdict(complete, found, paper, earlier=earlier)}
