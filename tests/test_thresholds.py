@@ -95,3 +95,10 @@ def test_a_dip_under_the_level_makes_the_bracket_at_most_partly():
     assert summary["reached_earlier"] == [pytest.approx(GRID[1])]
     assert summary["verdict"] == "partly"  # the bracket alone would say "reproduced"
     assert reached_earlier(GRID, np.where(GRID < 0.25, 0.05, 0.99), crossing(GRID, np.where(GRID < 0.25, 0.05, 0.99))) == []
+
+
+def test_fit_refuses_a_curve_whose_only_drop_is_a_dip():
+    curve = np.full(20, 0.97)
+    curve[0], curve[10] = 0.55, 0.38  # high almost everywhere, one deep dip in the middle
+    fit = logistic_fit(GRID, curve)
+    assert not fit.ok and "midpoint" in fit.reason

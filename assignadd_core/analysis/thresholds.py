@@ -88,6 +88,9 @@ def logistic_fit(x, y, min_values: int = 5, min_rise: float = 0.5) -> LogisticFi
         return LogisticFit(False, f"fit did not converge ({err})", n_points=len(x))
     low, high, midpoint, width = map(float, params)
     se = float(np.sqrt(cov[2, 2])) if np.all(np.isfinite(cov)) else math.nan
+    if not (values[0] < midpoint < values[-1]) or not se < span / 4:  # e.g. a dip, not a rise, drove the fit
+        return LogisticFit(False, f"the fit does not pin down a midpoint (got {midpoint:.3f} ± {se:.3g})",
+                           n_points=len(x))
     return LogisticFit(True, "", midpoint, se, width, low, high, len(x))
 
 
