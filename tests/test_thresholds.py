@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from assignadd_core.analysis.thresholds import (crossing, logistic, logistic_fit, mean_curve, reached_earlier,
-                                                threshold_summary, verdict)
+                                                summary_report, threshold_summary, verdict)
 
 GRID = np.linspace(0.0616, 0.99, 20)
 
@@ -102,3 +102,15 @@ def test_fit_refuses_a_curve_whose_only_drop_is_a_dip():
     curve[0], curve[10] = 0.55, 0.38  # high almost everywhere, one deep dip in the middle
     fit = logistic_fit(GRID, curve)
     assert not fit.ok and "midpoint" in fit.reason
+
+
+def test_the_report_states_the_bracket_the_dip_and_the_verdict():
+    curve = np.where(GRID < 0.25, 0.05, 0.99)
+    curve[1] = 0.95
+    report = summary_report(threshold_summary(status_frame(curve), "train_fraction", paper=0.25), "f_sweep")
+    assert f"threshold in ({GRID[3]:.3f}, {GRID[4]:.3f}]" in report
+    assert f"already reached 0.9 at {GRID[1]:.3f}" in report
+    assert report.endswith("paper: 0.25; verdict: partly")
+    assert "below the grid" in crossing(GRID, np.ones(20)).describe()
+    assert "does not stay" in crossing(GRID, np.zeros(20)).describe()
+    assert logistic_fit(GRID[:3], np.ones(3)).describe().startswith("none: only 3 measured values")

@@ -23,6 +23,14 @@ class Crossing:
     below: float | None  # largest measured value under the level before `value` (None: none measured)
     level: float
 
+    def describe(self) -> str:
+        """The crossing in words, with the bracket the threshold lies in (the grid step)."""
+        if self.value is None:
+            return f"the mean curve does not stay at or above {self.level:g} up to the last measured value"
+        if self.below is None:
+            return f"{self.value:.3f} (every measured point reaches {self.level:g}; threshold below the grid)"
+        return f"{self.value:.3f}, threshold in ({self.below:.3f}, {self.value:.3f}]"
+
 
 @dataclass(frozen=True)
 class LogisticFit:
@@ -34,6 +42,11 @@ class LogisticFit:
     low: float = math.nan
     high: float = math.nan
     n_points: int = 0
+
+    def describe(self) -> str:
+        if not self.ok:
+            return f"none: {self.reason}"
+        return f"{self.midpoint:.3f} ± {self.midpoint_se:.3f} ({self.n_points} points)"
 
     def __call__(self, x):
         return logistic(np.asarray(x, dtype=float), self.low, self.high, self.midpoint, self.width)
@@ -95,6 +108,10 @@ def logistic_fit(x, y, min_values: int = 5, min_rise: float = 0.5) -> LogisticFi
 
 
 # ---------------------------------------------------------------------------- a sweep's verdict
+def values_text(values) -> str:
+    return ", ".join(f"{v:.3f}" for v in values)
+
+
 def reached_earlier(x, y, found: Crossing) -> list[float]:
     """Measured values below the bracket whose (seed-mean) accuracy already reaches the level: the
     curve rose, dipped under the level again and only then stayed above it (not a sharp threshold)."""
@@ -138,3 +155,20 @@ def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> d
             "n_finished": int(per_seed.max()) if len(per_seed) else 0, "complete": complete,
             "seeds": sorted(int(s) for s in done["seed"].unique()), "crossing": found, "fit": fit,
             "reached_earlier": earlier, "verdict": verdict(complete, found, paper, earlier=earlier)}
+
+
+def summary_report(summary: dict, name: str) -> str:
+    """A `threshold_summary` as the lines the chapter prints under each sweep's plot."""
+    lines = [f"{name}: {summary['n_finished']} of {summary['n_values']} grid values finished;"
+             f" seeds with results: {summary['seeds']}"]
+    if not summary["seeds"]:
+        lines.append("crossing: none yet (no grid value measured)")
+    else:
+        lines.append(f"crossing (first value from which every point reaches {summary['level']:g}):"
+                     f" {summary['crossing'].describe()}")
+    lines.append(f"logistic midpoint: {summary['fit'].describe()}")
+    if summary["reached_earlier"]:
+        lines.append(f"but the mean curve already reached {summary['level']:g} at"
+                     f" {values_text(summary['reached_earlier'])} and dipped under it again before the bracket")
+    lines.append(f"paper: {summary['paper']:g}; verdict: {summary['verdict']}")
+    return "\n".join(lines)
