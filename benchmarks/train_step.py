@@ -34,10 +34,15 @@ def matmul_flops(config: RunConfig, fused: bool) -> float:
         attention = 2 * (2 * b * n * n * d)  # scores and pattern @ values, per layer
         per_layer_proj = 4 * 2 * b * n * d * d  # Q, K, V, O at every position
         return 2 * per_layer_proj + 2 * attention + 2 * (2 * b * n * d * m) + 2 * b * n * d * out
-    folds = 4 * 2 * d ** 3  # W_Q W_Kᵀ and W_V W_O of both layers
-    tables = 4 * 2 * (v + n) * d * d + 2 * (v + n) * (v + n) * d  # W_E/W_pos through the folds; score tables
-    layer2 = 2 * (2 * b * d * d) + 5 * (2 * b * n * d) + 2 * (2 * b * n * n)  # at `=` only
-    return folds + tables + layer2 + 2 * (2 * b * d * m) + 2 * b * d * out
+    # The fused path (`model._fused`): batch-independent folds and token/position tables, then
+    # per-sequence products with [batch, vocab + pos] tables; d_head = d_model.
+    tables = (v + n) * d * d + (v + n) * (v + n) * d + (v + n) * d * d  # W·W_QK1, score tables, W·W_OV1
+    folds = 4 * d ** 3  # W_Q W_Kᵀ and W_V W_O of both layers
+    per_sequence = (2 * d * d  # query and output of layer 2
+                    + 5 * (v + n) * d  # layer-1 output at `=`, layer-2 scores (x0, v1), layer-2 context (x0, v1)
+                    + 2 * n * n  # layer-2 reads through the layer-1 pattern
+                    + 2 * d * m + d * out)  # MLP and unembedding at `=`
+    return 2 * (folds + tables + b * per_sequence)
 
 
 def time_it(fn, reps: int) -> float:
