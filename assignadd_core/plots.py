@@ -35,6 +35,7 @@ MEASURE_LABELS = {
     "m5_l1_value_prev_token": "5 layer-1 value → previous token", "m6_l2_eq_to_values": "6 layer-2 `=` → values",
     "m7_probe_var_identity": "7 probe: variable identity",
 }
+_LINE_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")  # one per run or seed
 _POOL_DASH = {"train": "solid", "add_restricted": "dot", "var_restricted": "dash"}
 _POOL_COLOR = {"0var": "#1f77b4", "1var": "#2ca02c", "2var": "#d62728"}
 
@@ -102,12 +103,11 @@ def pool_grid_figure(metrics_by_run: dict, title: str = "Pool accuracies of ever
     from .data import POOL_NAMES
     fig = make_subplots(rows=3, cols=3, subplot_titles=[POOL_LABELS[p] for p in POOL_NAMES],
                         shared_xaxes=True, shared_yaxes=True, vertical_spacing=0.08, horizontal_spacing=0.04)
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
     for r, (name, metrics) in enumerate(metrics_by_run.items()):
         for i, pool in enumerate(POOL_NAMES):
             fig.add_trace(go.Scatter(x=metrics["step"], y=metrics[pool], name=name, legendgroup=name,
                                      showlegend=i == 0, mode="lines",
-                                     line=dict(color=palette[r % len(palette)], width=1.5)),
+                                     line=dict(color=_LINE_COLORS[r % len(_LINE_COLORS)], width=1.5)),
                           row=i // 3 + 1, col=i % 3 + 1)
     fig.update_layout(title=title, height=720)
     fig.update_yaxes(range=[-0.02, 1.02])
@@ -142,6 +142,8 @@ def exact_figure(exact_by_run: dict[str, dict[str, float]], paper: dict[str, flo
                  title: str = "Exact-set accuracy at the end of training"):
     """Grouped bars: each run's accuracy on the exhaustive sets, the paper's number as a marker line."""
     import plotly.graph_objects as go
+    if not exact_by_run:
+        raise ValueError("exact_figure needs at least one run")
     sets = list(next(iter(exact_by_run.values())))
     fig = go.Figure([go.Bar(name=run, x=sets, y=[exact[s] for s in sets]) for run, exact in exact_by_run.items()])
     for i, s in enumerate(sets):
@@ -155,9 +157,6 @@ def exact_figure(exact_by_run: dict[str, dict[str, float]], paper: dict[str, flo
 
 
 # ------------------------------------------------------------------ data-threshold sweeps (chapter 08)
-_SEED_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
-
-
 def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, paper_value: float | None = None,
                  level: float | None = None, crossing=None, fit=None):
     """Accuracy against a swept value, one line per seed; not-run and failed points are marked, never filled.
@@ -172,7 +171,7 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
     for i, (seed, rows) in enumerate(status.sort_values(field).groupby("seed")):
         y = rows["value"].where(rows["status"] == "done")  # NaN breaks the line: gaps stay gaps
         fig.add_trace(go.Scatter(x=rows[field], y=y, mode="lines+markers", name=f"seed {seed}",
-                                 connectgaps=False, line={"color": _SEED_COLORS[i % len(_SEED_COLORS)]}))
+                                 connectgaps=False, line={"color": _LINE_COLORS[i % len(_LINE_COLORS)]}))
     for state, symbol, color, name in (("pending", "circle-open", "#999999", "not run yet"),
                                        ("error", "circle-open", "#ff7f0e", "not run yet (last try errored)"),
                                        ("failed", "x", "#d62728", "impossible config (failed)")):
@@ -272,7 +271,7 @@ def eq_variable_scores_figure(steps, scores, var_names, title: str, window: tupl
                             name=name, legendgroup=name, showlegend=(side == 0),
                             line=dict(color=colors[v % len(colors)], width=3.5 if bold else 1.2,
                                       dash="solid" if bold else "dot"), row=1, col=side + 1)
-            fig.update_xaxes(title_text="training step", row=1, col=side + 1)
+        fig.update_xaxes(title_text="training step", row=1, col=side + 1)
         if window:
             fig.add_vrect(x0=window[0], x1=window[1], fillcolor="grey", opacity=0.12, line_width=0,
                           row=1, col=side + 1)
@@ -454,9 +453,11 @@ def residue_figure(tables: dict, title: str, x_title: str):
     fig = go.Figure()
     low = 1.0
     for name, table in tables.items():
+        counted = "n" in table
         fig.add_bar(x=list(table.index), y=table["accuracy"].tolist(), name=name,
-                    customdata=table["n"].tolist() if "n" in table else None,
-                    hovertemplate="residue %{x}: %{y:.4f} (n=%{customdata})<extra></extra>")
+                    customdata=table["n"].tolist() if counted else None,
+                    hovertemplate="residue %{x}: %{y:.4f}" + (" (n=%{customdata})" if counted else "")
+                    + "<extra></extra>")
         low = min(low, float(table["accuracy"].min()))
     fig.update_layout(title=title, barmode="group", xaxis_title=x_title, yaxis_title="accuracy",
                       yaxis_range=[max(0.0, low - 0.05), 1.005], height=400, xaxis=dict(dtick=2))
