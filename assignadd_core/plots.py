@@ -172,6 +172,11 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
         y = rows["value"].where(rows["status"] == "done")  # NaN breaks the line: gaps stay gaps
         fig.add_trace(go.Scatter(x=rows[field], y=y, mode="lines+markers", name=f"seed {seed}",
                                  connectgaps=False, line={"color": _LINE_COLORS[i % len(_LINE_COLORS)]}))
+    done = status[status["status"] == "done"]
+    if done["seed"].nunique() > 1:  # the curve the crossing is read from
+        mean = done.groupby(field)["value"].mean()
+        fig.add_trace(go.Scatter(x=mean.index, y=mean.values, mode="lines", name="mean over seeds",
+                                 line={"color": "black", "width": 2.5}, opacity=0.6))
     for state, symbol, color, name in (("pending", "circle-open", "#999999", "not run yet"),
                                        ("error", "circle-open", "#ff7f0e", "not run yet (last try errored)"),
                                        ("failed", "x", "#d62728", "impossible config (failed)")):
@@ -182,8 +187,7 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
                                      text=[f"seed {s}: {r or state}" for s, r in zip(rows["seed"], rows["reason"])],
                                      hoverinfo="x+text"))
     if fit is not None and fit.ok:
-        done = status[status["status"] == "done"][field]
-        xs = np.linspace(done.min(), done.max(), 200)
+        xs = np.linspace(done[field].min(), done[field].max(), 200)
         fig.add_trace(go.Scatter(x=xs, y=fit(xs), mode="lines", line={"color": "black", "width": 1, "dash": "dot"},
                                  name=f"logistic fit (midpoint {fit.midpoint:.3f} ± {fit.midpoint_se:.3f})"))
     if level is not None:
