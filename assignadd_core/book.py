@@ -151,9 +151,34 @@ def timings_table(runs_root: Path | None = None) -> str:
         device = f["device"] + (f" ({name})" if name and name != f["device"] else "")
         rows.append(f"| `{final.parent.name}` | {f['steps']:,} | {device} |"
                     f" {f.get('threads', '?')} | {minutes:.1f} min | `runs/{final.parent.name}/final.json` |")
+    rows += sweep_timing_rows(root / "sweeps")
     if len(rows) == 2:
         rows.append("| (no finished run yet) | | | | | |")
     return "\n".join(rows)
+
+
+def sweep_timing_rows(sweeps_root: Path) -> list[str]:
+    """One row per sweep results file: its finished runs' wall time in all and per run."""
+    import statistics
+
+    from .sweep import latest_records
+
+    rows = []
+    for path in sorted(sweeps_root.glob("*.jsonl")):
+        done = [r for r in latest_records(path).values() if r.get("status") == "done"]
+        if not done:
+            continue
+        minutes = [r["wall_time_s"] / 60 for r in done]
+        seeds = sorted({r["seed"] for r in done})
+        names = sorted({r["device"] + (f" ({r['device_name']})" if r.get("device_name") not in (None, r["device"])
+                                       else "") for r in done})
+        steps = sorted({r["steps"] for r in done})
+        threads = sorted({str(r.get("threads", "?")) for r in done})
+        rows.append(f"| `{path.stem}`: {len(done)} runs, seeds {', '.join(map(str, seeds))} |"
+                    f" {', '.join(f'{s:,}' for s in steps)} each | {', '.join(names)} | {', '.join(threads)} |"
+                    f" {sum(minutes) / 60:.1f} h in all, {statistics.median(minutes):.1f} min per run (median) |"
+                    f" `runs/sweeps/{path.name}` |")
+    return rows
 
 
 def update_reproduce(path: Path = REPRODUCE) -> None:

@@ -73,6 +73,16 @@ def test_generated_toc_and_timings_are_current(tmp_path):
     assert copy.read_text() == book.REPRODUCE.read_text(), "book/reproduce.md timings are stale: run the build"
 
 
+def test_timing_table_sums_each_sweeps_finished_runs(tmp_path):
+    record = {"status": "done", "seed": 42, "steps": 30_000, "device": "cpu", "device_name": "cpu", "threads": 1}
+    lines = [{**record, "key": "a", "wall_time_s": 600.0}, {**record, "key": "b", "seed": 43, "wall_time_s": 1200.0},
+             {**record, "key": "c", "status": "failed", "wall_time_s": 0.0}]
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "x_sweep.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    table = book.timings_table(tmp_path)
+    assert "| `x_sweep`: 2 runs, seeds 42, 43 | 30,000 each | cpu | 1 | 0.5 h in all, 15.0 min per run (median) |" in table
+
+
 @pytest.mark.parametrize("profile", sorted((ROOT / "params").glob("*.yaml")), ids=lambda p: p.name)
 def test_profiles_only_set_parameters_the_chapters_have(profile):
     notebooks = {p.stem: p for p in book.source_notebooks()}
