@@ -64,6 +64,8 @@ class Sweep:
             resolve_key(key)  # raises on an unknown config key
         if not self.seeds:
             raise ConfigError("a sweep needs at least one seed")
+        for seed in self.seeds:  # settings shared by every point must be valid (grid values may fail alone)
+            RunConfig().replace(**{**self.base, "train.seed": seed})
 
     @property
     def fields(self) -> list[str]:
@@ -395,11 +397,11 @@ def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", w
 # ---------------------------------------------------------------------------- command line
 def _resolve(args: argparse.Namespace) -> Sweep:
     sweep = get_sweep(args.sweep)
-    if getattr(args, "seeds", None):
+    if getattr(args, "seeds", None) is not None:
         sweep = sweep.with_seeds(args.seeds)
-    if getattr(args, "points", None):
+    if getattr(args, "points", None) is not None:
         sweep = sweep.subset(args.points)
-    if getattr(args, "steps", None):
+    if getattr(args, "steps", None) is not None:
         sweep = sweep.with_steps(args.steps)
     return sweep
 

@@ -64,6 +64,8 @@ def test_points_keys_subsets_and_validation(tmp_path):
         Sweep("bad", {"task.nonsense": (1,)}, metric="0var_heldout")
     with pytest.raises(ConfigError, match="metric"):
         Sweep("bad", TINY_GRID, metric="accuracy")
+    with pytest.raises(ConfigError, match="steps must be"):  # shared settings are checked once, up front
+        Sweep("bad", TINY_GRID, metric="0var_heldout", base={"train.steps": 0})
     status = grid_status(SWEEPS["f_sweep"], root=tmp_path)
     assert len(status) == 20 and set(status["status"]) == {"pending"} and status["value"].isna().all()
 
@@ -149,3 +151,9 @@ def test_cli_lists_and_reports_status(tmp_path, capsys):
     assert "r_sweep: 40 pending" in capsys.readouterr().out
     assert main(["sweep", "run", "g_sweep", "--root", str(tmp_path)]) == 2
     assert "unknown sweep" in capsys.readouterr().err
+    for bad, message in ((["--steps", "0"], "steps must be"), (["--steps", "-5"], "steps must be"),
+                         (["--points", "0"], "points must lie"), (["--workers", "0"], "workers must be")):
+        # refused before any run starts (a 0 used to fall back to the default; -5 used to fail every point)
+        assert main(["sweep", "run", "r_sweep", "--root", str(tmp_path), *bad]) == 2
+        assert message in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.jsonl"))
