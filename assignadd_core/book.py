@@ -147,14 +147,18 @@ def timings_table(runs_root: Path | None = None) -> str:
     for final in sorted(root.glob("*/final.json")):
         f = json.loads(final.read_text())
         minutes = f["wall_time_s"] / 60
-        name = f.get("device_name")
-        device = f["device"] + (f" ({name})" if name and name != f["device"] else "")
-        rows.append(f"| `{final.parent.name}` | {f['steps']:,} | {device} |"
+        rows.append(f"| `{final.parent.name}` | {f['steps']:,} | {device_label(f)} |"
                     f" {f.get('threads', '?')} | {minutes:.1f} min | `runs/{final.parent.name}/final.json` |")
     rows += sweep_timing_rows(root / "sweeps")
     if len(rows) == 2:
         rows.append("| (no finished run yet) | | | | | |")
     return "\n".join(rows)
+
+
+def device_label(record: dict) -> str:
+    """'cpu (AMD EPYC)' from a run's final.json or a sweep line; the device alone without a distinct name."""
+    name = record.get("device_name")
+    return record["device"] + (f" ({name})" if name and name != record["device"] else "")
 
 
 def sweep_timing_rows(sweeps_root: Path) -> list[str]:
@@ -170,8 +174,7 @@ def sweep_timing_rows(sweeps_root: Path) -> list[str]:
             continue
         minutes = [r["wall_time_s"] / 60 for r in done]
         seeds = sorted({r["seed"] for r in done})
-        names = sorted({r["device"] + (f" ({r['device_name']})" if r.get("device_name") not in (None, r["device"])
-                                       else "") for r in done})
+        names = sorted({device_label(r) for r in done})
         steps = sorted({r["steps"] for r in done})
         threads = sorted({str(r.get("threads", "?")) for r in done})
         rows.append(f"| `{path.stem}`: {len(done)} runs, seeds {', '.join(map(str, seeds))} |"

@@ -167,6 +167,8 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
     import numpy as np
     import plotly.graph_objects as go
 
+    from .analysis.thresholds import mean_curve
+
     fig = go.Figure()
     for i, (seed, rows) in enumerate(status.sort_values(field).groupby("seed")):
         y = rows["value"].where(rows["status"] == "done")  # NaN breaks the line: gaps stay gaps
@@ -174,8 +176,8 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
                                  connectgaps=False, line={"color": _LINE_COLORS[i % len(_LINE_COLORS)]}))
     done = status[status["status"] == "done"]
     if done["seed"].nunique() > 1:  # the curve the crossing is read from
-        mean = done.groupby(field)["value"].mean()
-        fig.add_trace(go.Scatter(x=mean.index, y=mean.values, mode="lines", name="mean over seeds",
+        values, means = mean_curve(done[field], done["value"])
+        fig.add_trace(go.Scatter(x=values, y=means, mode="lines", name="mean over seeds",
                                  line={"color": "black", "width": 2.5}, opacity=0.6))
     for state, symbol, color, name in (("pending", "circle-open", "#999999", "not run yet"),
                                        ("error", "circle-open", "#ff7f0e", "not run yet (last try errored)"),
