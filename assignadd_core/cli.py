@@ -82,6 +82,24 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_split(args: argparse.Namespace) -> int:
+    from .data import split_summary
+    config = config_from_args(args)
+    summary = split_summary(config.task)
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    t = config.task
+    mix = summary["mix"]
+    print(f"f = {t.train_fraction:g} (split_seed {t.split_seed}): {summary['train_pairs']} training pairs,"
+          f" {summary['heldout_pairs']} held out (first {summary['heldout_first']}, sum of"
+          f" {t.modulus}*n1 + n2 = {summary['heldout_sum']})")
+    print(f"r = {t.two_var_rate:g} ({t.two_var_rule}): {summary['two_var_rows']} 2-var rows kept, covering"
+          f" {summary['two_var_pairs_covered']} of {summary['train_pairs']} training pairs")
+    print(f"mix: 0-var {mix['0var']:.1%}, 1-var {mix['1var']:.1%}, 2-var {mix['2var']:.1%}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m assignadd_core",
                                      description="Assign and Add: train, evaluate and sweep the paper's model.")
@@ -113,6 +131,14 @@ def build_parser() -> argparse.ArgumentParser:
     cfg = sub.add_parser("config", help="print the config JSON (with overrides) and its hash")
     add_config_flags(cfg)
     cfg.set_defaults(func=cmd_config)
+
+    sp = sub.add_parser("split", help="what a config trains on: pairs held out, 2-var rows kept, query mix",
+                        description="The train/held-out pairs and 2-var rows of a config (paper defaults).")
+    sp.add_argument("--json", action="store_true",
+                    help="one JSON object: train_pairs, heldout_pairs, heldout_sum, heldout_first, two_var_rows,"
+                         " two_var_pairs_covered, mix")
+    add_config_flags(sp)
+    sp.set_defaults(func=cmd_split)
 
     from .sweep import register_cli  # the sweep command lives next to its code
     register_cli(sub)

@@ -28,6 +28,9 @@ def _real(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
 
+TWO_VAR_RULES = ("paper_rows", "ablation_share_only")
+
+
 @dataclass(frozen=True)
 class TaskConfig:
     """The assign-and-add task (SPEC §1–2)."""
@@ -37,6 +40,10 @@ class TaskConfig:
     seq_len: int = 16  # every sequence; the query `+ lhs rhs =` fills the last 4
     train_fraction: float = 0.7  # f: share of the N*N ordered operand pairs used in training
     two_var_rate: float = 1.0  # r: each 2-var training row is kept with this probability
+    # How r acts. "paper_rows" (the paper's): a fixed per-row draw keeps each 2-var row, so r also decides
+    # which operand pairs ever appear in a 2-var query. "ablation_share_only" (not the paper's): r only
+    # scales the 2-var share of the mix and every training pair still appears in 2-var queries.
+    two_var_rule: str = "paper_rows"
     n_left_only: int = 2  # the first variables (a, b) are query operands only on the left in training
     n_right_only: int = 2  # the last variables (k, l) are query operands only on the right in training
     split_seed: int = 42  # draws the train/held-out operand pairs
@@ -55,6 +62,8 @@ class TaskConfig:
                  f"train_fraction must lie in (0, 1], got {self.train_fraction!r}")
         _require(0.0 <= _real(self.two_var_rate) <= 1.0,
                  f"two_var_rate must lie in [0, 1], got {self.two_var_rate!r}")
+        _require(self.two_var_rule in TWO_VAR_RULES,
+                 f"two_var_rule must be one of {', '.join(TWO_VAR_RULES)}, got {self.two_var_rule!r}")
         _require(isinstance(self.n_left_only, int) and self.n_left_only >= 0,
                  f"n_left_only must be an integer >= 0, got {self.n_left_only!r}")
         _require(isinstance(self.n_right_only, int) and self.n_right_only >= 0,

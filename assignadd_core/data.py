@@ -8,6 +8,7 @@ depends only on (seed, step), so a resumed run sees exactly the data of an unint
 from __future__ import annotations
 
 import functools
+import random
 from dataclasses import dataclass, fields
 
 import torch
@@ -72,17 +73,61 @@ class Split:
     both_forbidden_var_pairs: torch.Tensor  # lhs right-only and rhs left-only (4)
     left_forbidden_vars: torch.Tensor  # right-only variables: never on the left in training
     right_forbidden_vars: torch.Tensor  # left-only variables: never on the right in training
+    two_var_row_pairs: torch.Tensor  # [K, 2] operand pair of each kept 2-var row (repeats: one per kept row)
+
+    @property
+    def two_var_pairs_covered(self) -> int:
+        """Training pairs that appear in at least one 2-var training query."""
+        return int(torch.unique(self.two_var_row_pairs, dim=0).shape[0]) if self.two_var_row_pairs.numel() else 0
+
+
+def row_major_pairs(modulus: int) -> torch.Tensor:
+    """All ordered operand pairs [(0,0), (0,1), ..., (N-1,N-1)] as an [N*N, 2] tensor."""
+    grid = torch.meshgrid(torch.arange(modulus), torch.arange(modulus), indexing="ij")
+    return torch.stack(grid, -1).reshape(-1, 2)
+
+
+def authors_train_mask(task: TaskConfig) -> torch.Tensor:
+    """[N*N] bool, row-major: the training pairs as the authors draw them.
+
+    Python's `random.Random(split_seed).sample` of floor(f * N^2) pairs from the row-major pair list,
+    so the held-out pairs are exactly the paper's (at f = 0.7 the first are (0,0), (0,5), (0,7), ...).
+    """
+    n = task.modulus
+    pairs = [(n1, n2) for n1 in range(n) for n2 in range(n)]
+    chosen = random.Random(task.split_seed).sample(pairs, task.n_train_pairs)
+    mask = torch.zeros(n * n, dtype=torch.bool)
+    mask[torch.tensor([n1 * n + n2 for n1, n2 in chosen], dtype=torch.long)] = True
+    return mask
+
+
+def two_var_row_index(task: TaskConfig, var: int, n1: int, n2: int) -> int:
+    """The authors' index of the 2-var row (variable `var`, type 3, pair (n1, n2)) in their row table."""
+    n = task.modulus
+    return ((var * 4 + TWO_VAR) * n + n1) * n + n2
+
+
+def kept_two_var_rows(task: TaskConfig, train_pairs: torch.Tensor, left_vars: torch.Tensor) -> torch.Tensor:
+    """[K, 2]: the operand pair of every kept 2-var row (a pair repeats once per kept row).
+
+    Under the paper's rule every training pair has one 2-var row per allowed left variable, kept iff
+    `random.Random(split_seed + row index).random() < r`: a fixed choice per row, so r removes 2-var
+    rows and with them the pairs whose rows are all dropped. Under the share-only ablation every
+    row is kept and r acts on the mix alone (`type_weights`).
+    """
+    r = float(task.two_var_rate)
+    rows = [(v, n1, n2) for v in left_vars.tolist() for n1, n2 in train_pairs.tolist()]
+    if task.two_var_rule == "paper_rows" and r < 1.0:  # random() < 1 always holds: no draw needed at r = 1
+        seed = task.split_seed
+        rows = [row for row in rows if random.Random(seed + two_var_row_index(task, *row)).random() < r]
+    return torch.tensor([[n1, n2] for _, n1, n2 in rows], dtype=torch.long).reshape(-1, 2)
 
 
 @functools.lru_cache(maxsize=64)
 def make_split(task: TaskConfig) -> Split:
     n, n_vars = task.modulus, task.n_vars
-    gen = torch.Generator().manual_seed(task.split_seed)
-    order = torch.randperm(n * n, generator=gen)
-    train_ids = order[: task.n_train_pairs].sort().values
-    train_mask = torch.zeros(n * n, dtype=torch.bool)
-    train_mask[train_ids] = True
-    pairs = torch.stack(torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij"), -1).reshape(-1, 2)
+    train_mask = authors_train_mask(task)
+    pairs = row_major_pairs(n)
     train_pairs, heldout_pairs = pairs[train_mask], pairs[~train_mask]
     seen = torch.zeros(n, dtype=torch.bool)
     seen[train_pairs.flatten()] = True
@@ -102,18 +147,33 @@ def make_split(task: TaskConfig) -> Split:
     distinct = v1 != v2
     bad_left, bad_right = is_right_only[v1], is_left_only[v2]
     var_pairs = torch.stack([v1, v2], -1)
+    left_vars = torch.nonzero(~is_right_only).flatten()
     return Split(
         train_pairs=train_pairs,
         heldout_pairs=heldout_pairs,
         train_mask=train_mask.reshape(n, n),
-        left_vars=torch.nonzero(~is_right_only).flatten(),
+        left_vars=left_vars,
         right_vars=torch.nonzero(~is_left_only).flatten(),
         allowed_var_pairs=var_pairs[distinct & ~bad_left & ~bad_right],
         one_forbidden_var_pairs=var_pairs[distinct & (bad_left ^ bad_right)],
         both_forbidden_var_pairs=var_pairs[distinct & bad_left & bad_right],
         left_forbidden_vars=right_only,
         right_forbidden_vars=left_only,
+        two_var_row_pairs=kept_two_var_rows(task, train_pairs, left_vars),
     )
+
+
+def split_summary(task: TaskConfig) -> dict:
+    """What a config trains on, as plain data (the `split --json` interface)."""
+    split = make_split(task)
+    n = task.modulus
+    held = split.heldout_pairs
+    return {"train_pairs": int(split.train_pairs.shape[0]), "heldout_pairs": int(held.shape[0]),
+            "heldout_sum": int((held[:, 0] * n + held[:, 1]).sum()) if held.numel() else 0,
+            "heldout_first": held[:5].tolist(),
+            "two_var_rows": int(split.two_var_row_pairs.shape[0]),
+            "two_var_pairs_covered": split.two_var_pairs_covered,
+            "mix": query_mix(task)}
 
 
 # ----------------------------------------------------------------------------- sequences
@@ -218,16 +278,27 @@ def _pick(rows: torch.Tensor, n: int, gen: torch.Generator) -> torch.Tensor:
 
 
 def type_weights(task: TaskConfig) -> torch.Tensor:
-    """Relative frequency of (0-var, 1-var left, 1-var right, 2-var) training rows.
+    """Row counts of (0-var, 1-var left, 1-var right, 2-var) in the training table: batches draw rows
+    uniformly, so these are the relative frequencies of the four query types.
 
-    The authors sample uniformly over rows: per operand pair one 0-var row per variable, one 1-var
-    row per allowed (variable, side) and one 2-var row per allowed left variable; each 2-var row is
-    then kept with probability r. At the paper's settings that is 12 : 10 : 10 : 10 r, i.e.
-    28.6 / 47.6 / 23.8 % for r = 1 (SPEC §2). The split of the 12 : 20 : 10 row counts over our
-    per-pair rows is our reading of that mix.
+    Per training pair there is one 0-var row per variable, one 1-var row per (variable, allowed side)
+    and one 2-var row per allowed left variable: 12 : 10 : 10 : 10 at the paper's settings, i.e.
+    28.6 / 47.6 / 23.8 % at r = 1. Under the paper's rule r thins the 2-var rows themselves (their
+    count is that of the kept rows); under the share-only ablation the 2-var count is scaled by r.
     """
     v, left, right = task.n_vars, task.n_left_only, task.n_right_only
-    return torch.tensor([v, v - right, v - left, (v - right) * float(task.two_var_rate)], dtype=torch.float64)
+    split = make_split(task)
+    n_pairs = split.train_pairs.shape[0]
+    two_var = (float(split.two_var_row_pairs.shape[0]) if task.two_var_rule == "paper_rows"
+               else (v - right) * n_pairs * float(task.two_var_rate))
+    return torch.tensor([v * n_pairs, (v - right) * n_pairs, (v - left) * n_pairs, two_var], dtype=torch.float64)
+
+
+def query_mix(task: TaskConfig) -> dict[str, float]:
+    """Shares of 0-var, 1-var and 2-var queries in training, from the row counts."""
+    w = type_weights(task)
+    w = w / w.sum()
+    return {"0var": float(w[ZERO_VAR]), "1var": float(w[ONE_VAR_LEFT] + w[ONE_VAR_RIGHT]), "2var": float(w[TWO_VAR])}
 
 
 def sample_queries(task: TaskConfig, n: int, gen: torch.Generator, kind: str = "train") -> Batch:
@@ -237,6 +308,8 @@ def sample_queries(task: TaskConfig, n: int, gen: torch.Generator, kind: str = "
     if kind == "train":
         qtype = torch.multinomial(type_weights(task).float(), n, replacement=True, generator=gen)
         pairs = _pick(split.train_pairs, n, gen)
+        if split.two_var_row_pairs.shape[0]:  # a 2-var query's pair: in proportion to its kept rows
+            pairs = torch.where((qtype == TWO_VAR)[:, None], _pick(split.two_var_row_pairs, n, gen), pairs)
         left = _pick(split.left_vars, n, gen)
         right = _pick(split.right_vars, n, gen)
         two = _pick(split.allowed_var_pairs, n, gen)
@@ -246,7 +319,12 @@ def sample_queries(task: TaskConfig, n: int, gen: torch.Generator, kind: str = "
 
     if kind not in POOL_NAMES:
         raise ConfigError(f"unknown pool {kind!r}; pools are {', '.join(POOL_NAMES)}")
-    pair_set = split.heldout_pairs if "add_restricted" in kind else split.train_pairs
+    if "add_restricted" in kind:
+        pair_set = split.heldout_pairs
+    elif kind.startswith("2var"):  # training pairs as 2-var training covers them (the kept rows)
+        pair_set = split.two_var_row_pairs
+    else:
+        pair_set = split.train_pairs
     if pair_set.shape[0] == 0:
         return build_sequences(task, *(torch.zeros(0, dtype=torch.long),) * 4, gen)
     pairs = _pick(pair_set, n, gen)

@@ -67,8 +67,12 @@ class Run:
     def config(self) -> RunConfig:
         if not self.config_path.is_file():
             raise CheckpointError(f"{self.path}: not a run directory (no config.json)")
+        text = self.config_path.read_text()
+        if '"two_var_rule"' not in text:  # written before the paper's split and 2-var rows were adopted
+            raise CheckpointError(f"{self.path}: trained on the project's earlier data protocol (other held-out"
+                                  " pairs, other meaning of r); retrain it (delete the folder) with this code")
         try:
-            return RunConfig.from_json(self.config_path.read_text())
+            return RunConfig.from_json(text)
         except ConfigError as err:
             raise CheckpointError(f"{self.config_path}: {err}") from None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import platform
 import subprocess
 import time
@@ -150,6 +151,7 @@ def environment_info(device: torch.device) -> dict:
         commit = None
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name()
     return {"device": device.type, "device_name": name, "threads": torch.get_num_threads(),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default"),
             "python": platform.python_version(), "torch": torch.__version__,
             "transformer_lens": version("transformer-lens"), "git_commit": commit}
 

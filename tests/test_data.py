@@ -12,7 +12,7 @@ import torch
 
 from assignadd_core.config import ConfigError, TaskConfig
 from assignadd_core.data import (EXACT_NAMES, POOL_NAMES, TrainStream, Vocab, eval_pools, exact_sets,
-                                 make_split, sample_queries)
+                                 make_split, sample_queries, split_summary)
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -216,15 +216,96 @@ def test_query_type_mix(train_sample):
 
 
 @pytest.mark.parametrize("rate", [0.0, 0.2, 0.5])
-def test_two_var_rate_scales_the_two_var_share(rate):
-    task = TaskConfig(two_var_rate=rate)
+def test_ablation_two_var_rate_scales_the_two_var_share_only(rate):
+    """The share-only ablation: 12 : 10 : 10 : 10 r rows, and every training pair still in 2-var queries."""
+    task = TaskConfig(two_var_rate=rate, two_var_rule="ablation_share_only")
     batch = sample_queries(task, 40_000, torch.Generator().manual_seed(1))
-    share = torch.bincount(query_types(task, batch.tokens), minlength=4).double() / len(batch)
-    expected_two = 10 * rate / (32 + 10 * rate)  # 12 : 10 : 10 : 10 r rows
+    qtype = query_types(task, batch.tokens)
+    share = torch.bincount(qtype, minlength=4).double() / len(batch)
+    expected_two = 10 * rate / (32 + 10 * rate)
     assert abs(float(share[3]) - expected_two) < 0.01
     assert abs(float(share[0]) - 12 / (32 + 10 * rate)) < 0.01
     if rate == 0:
-        assert int((query_types(task, batch.tokens) == 3).sum()) == 0
+        assert int((qtype == 3).sum()) == 0
+    else:
+        assert make_split(task).two_var_pairs_covered == 2436
+
+
+# ---------------------------------------------------------------------------- the authors' protocol, pinned
+def test_heldout_pairs_are_the_authors():
+    """Python's random.Random(42).sample over the row-major pair list, as the paper's code draws it."""
+    summary = split_summary(PAPER)
+    assert summary["train_pairs"] == 2436 and summary["heldout_pairs"] == 1045
+    assert summary["heldout_first"] == [[0, 0], [0, 5], [0, 7], [0, 9], [0, 17]]
+    assert summary["heldout_sum"] == 1_836_016
+
+
+def test_heldout_pairs_at_another_train_fraction():
+    summary = split_summary(TaskConfig(train_fraction=0.257053))
+    assert summary["train_pairs"] == 894 and summary["heldout_sum"] == 4_531_383
+
+
+@pytest.mark.parametrize("rate, rows, covered", [(0.01, 218, 211), (0.061579, 1494, 1149),
+                                                 (0.216316, 5290, 2220), (1.0, 24360, 2436)])
+def test_kept_two_var_rows_and_covered_pairs(rate, rows, covered):
+    split = make_split(TaskConfig(two_var_rate=rate))
+    assert split.two_var_row_pairs.shape == (rows, 2)
+    assert split.two_var_pairs_covered == covered
+    # only training pairs have 2-var rows
+    assert bool(split.train_mask[split.two_var_row_pairs[:, 0], split.two_var_row_pairs[:, 1]].all())
+
+
+def test_row_rule_is_a_fixed_per_row_draw():
+    """A row kept at r is kept at every larger r (the draw is per row, not per config)."""
+    low = {tuple(p) for p in make_split(TaskConfig(two_var_rate=0.061579)).two_var_row_pairs.tolist()}
+    high = {tuple(p) for p in make_split(TaskConfig(two_var_rate=0.216316)).two_var_row_pairs.tolist()}
+    assert low < high
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.061579, 0.216316])
+def test_training_mix_and_pair_coverage_follow_the_kept_rows(rate):
+    """A large training sample: the 2-var share is the kept-row share, its pairs are only covered pairs,
+    and the pairs appear in proportion to their kept rows."""
+    task = TaskConfig(two_var_rate=rate)
+    split = make_split(task)
+    rows = split.two_var_row_pairs.shape[0]
+    mix = split_summary(task)["mix"]
+    assert mix["2var"] == pytest.approx(rows / (32 * 2436 + rows))
+    assert mix["0var"] + mix["1var"] + mix["2var"] == pytest.approx(1.0)
+    batch = sample_queries(task, 200_000, torch.Generator().manual_seed(3))
+    qtype = query_types(task, batch.tokens)
+    two = qtype == 3
+    assert abs(float(two.double().mean()) - mix["2var"]) < 0.004
+    lv, rv, _, _ = operands(task, batch.tokens[two])
+    seen = torch.zeros(59, 59, dtype=torch.long)
+    seen.index_put_((lv, rv), torch.ones_like(lv), accumulate=True)
+    kept = torch.zeros(59, 59, dtype=torch.long)
+    if rows:
+        kept.index_put_((split.two_var_row_pairs[:, 0], split.two_var_row_pairs[:, 1]),
+                        torch.ones(rows, dtype=torch.long), accumulate=True)
+    assert not bool(((seen > 0) & (kept == 0)).any()), "a 2-var query uses a pair none of whose rows was kept"
+    if rows:
+        # pairs with more kept rows appear more often: mean count per kept row is the same across row counts
+        per_row = [float(seen[kept == k].double().mean() / k) for k in (1, 2) if bool((kept == k).any())]
+        if len(per_row) == 2:
+            assert per_row[1] == pytest.approx(per_row[0], rel=0.15)
+
+
+def test_two_var_pools_draw_covered_pairs_only():
+    task = TaskConfig(two_var_rate=0.01)
+    split = make_split(task)
+    covered = torch.zeros(59, 59, dtype=torch.bool)
+    covered[split.two_var_row_pairs[:, 0], split.two_var_row_pairs[:, 1]] = True
+    pools = eval_pools(task)
+    for name in ("2var_train", "2var_var_restricted_1", "2var_var_restricted_2"):
+        assert bool(covered[pools[name].lhs_val, pools[name].rhs_val].all()), name
+    # the held-out 2-var pool and the exact sets do not depend on r
+    assert len(exact_sets(task)["2var_union"]) == 193_580
+
+
+def test_unknown_two_var_rule_is_refused():
+    with pytest.raises(ConfigError, match="two_var_rule"):
+        TaskConfig(two_var_rule="share")
 
 
 def test_number_of_assignments(train_sample):
