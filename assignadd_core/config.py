@@ -33,7 +33,7 @@ TWO_VAR_RULES = ("paper_rows", "ablation_share_only")
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """The assign-and-add task (SPEC §1–2)."""
+    """The assign-and-add task (book/protocol.md: the task, what is held out, the mix)."""
 
     modulus: int = 59  # N: numbers 0..N-1, answer (lhs + rhs) mod N
     n_vars: int = 12  # variables a, b, c, ...
@@ -101,7 +101,7 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The transformer (SPEC §3): no LayerNorm, no biases, no MLP in layer 1 (block 0)."""
+    """The transformer: no LayerNorm, no biases, no MLP in layer 1 (block 0)."""
 
     d_model: int = 128
     d_mlp: int = 512
@@ -117,7 +117,7 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """AdamW training (SPEC §4)."""
+    """AdamW training (book/protocol.md, 'Training')."""
 
     steps: int = 40_000
     batch_size: int = 512

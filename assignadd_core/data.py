@@ -1,5 +1,5 @@
 """The assign-and-add task: vocabulary, train/held-out split, vectorised sequence generation,
-the nine evaluation pools and the two exact sets (SPEC §1, §2, §5).
+the nine evaluation pools and the two exact sets (book/protocol.md).
 
 Sequences are built for many rows at once from a seeded `torch.Generator`; there is no
 per-sequence Python loop. Training batches come from a stateless stream: the batch of a step
@@ -209,7 +209,7 @@ class Batch:
 
 
 def build_sequences(task: TaskConfig, lhs_val, rhs_val, lhs_var, rhs_var, gen: torch.Generator) -> Batch:
-    """Wrap queries in random prefixes of assignments and PADs (SPEC §1), all rows at once.
+    """Wrap queries in random prefixes of assignments and PADs (book/protocol.md, 'The task'), all rows at once.
 
     The query variables are assigned their operand values; the other assignments are distractors
     with distinct variables and uniform values, in shuffled order; each PAD falls uniformly into
@@ -366,7 +366,7 @@ def eval_pools(task: TaskConfig) -> dict[str, Batch]:
 
 @functools.lru_cache(maxsize=4)
 def exact_sets(task: TaskConfig) -> dict[str, Batch]:
-    """Exhaustive end-of-training sets: every held-out pair as 0-var, and the 2-var union (SPEC §5)."""
+    """Exhaustive end-of-training sets: every held-out pair as 0-var, and the 2-var union (book/protocol.md)."""
     split = make_split(task)
     gen = torch.Generator().manual_seed(task.eval_seed * 1000 + 999)
     held = split.heldout_pairs

@@ -1,4 +1,4 @@
-"""The 2-layer, 1-head, attention + (layer-2) MLP transformer of SPEC §3, with TransformerLens names.
+"""The 2-layer, 1-head, attention + (layer-2) MLP transformer of the book's protocol page (book/protocol.md, 'The model'), with TransformerLens names.
 
 Built on `HookedRootModule` + `HookPoint`, so `run_with_cache`, `run_with_hooks` and hook names
 work as in TransformerLens (`blocks.0.attn.hook_pattern`, `blocks.1.hook_resid_mid`,
@@ -116,7 +116,7 @@ class Unembed(nn.Module):
 
 
 class AssignAddTransformer(HookedRootModule):
-    """SPEC §3: 2 layers, 1 head, d_model = d_head = 128, d_mlp = 512, ReLU, no LayerNorm, no biases."""
+    """2 layers, 1 head, d_model = d_head = 128, d_mlp = 512, ReLU, no LayerNorm, no biases."""
 
     def __init__(self, config: RunConfig):
         super().__init__()

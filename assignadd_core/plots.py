@@ -77,7 +77,7 @@ def type_mix_figure(measured: dict[str, float], expected: dict[str, float],
     import plotly.graph_objects as go
     names = list(measured)
     fig = go.Figure([go.Bar(name="measured from the generator", x=names, y=[measured[n] for n in names]),
-                     go.Bar(name="paper (uniform over rows)", x=names, y=[expected.get(n) for n in names])])
+                     go.Bar(name="expected from the row counts (the authors' rows, drawn uniformly)", x=names, y=[expected.get(n) for n in names])])
     fig.update_layout(title=title, barmode="group", xaxis_title="query type", yaxis_title="share of training rows",
                       yaxis_tickformat=".0%", height=420)
     return fig
@@ -158,11 +158,12 @@ def exact_figure(exact_by_run: dict[str, dict[str, float]], paper: dict[str, flo
 
 # ------------------------------------------------------------------ data-threshold sweeps (chapter 08)
 def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, paper_value: float | None = None,
-                 level: float | None = None, crossing=None, fit=None):
+                 level: float | None = None, crossing=None, fit=None, extra_lines: dict | None = None):
     """Accuracy against a swept value, one line per seed; not-run and failed points are marked, never filled.
 
     `status`: `sweep.grid_status` frame (columns field, seed, status, value, reason); `crossing` and
-    `fit`: `analysis.thresholds` results, drawn when given.
+    `fit`: `analysis.thresholds` results, drawn when given; `extra_lines`: {name: (x, y)} drawn as thin
+    dashed context lines on the same axes (e.g. the share of pairs a 2-var rate covers).
     """
     import numpy as np
     import plotly.graph_objects as go
@@ -179,6 +180,10 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
         values, means = mean_curve(done[field], done["value"])
         fig.add_trace(go.Scatter(x=values, y=means, mode="lines", name="mean over seeds",
                                  line={"color": "black", "width": 2.5}, opacity=0.6))
+    for j, (name, (xs, ys)) in enumerate((extra_lines or {}).items()):
+        fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines", name=name,
+                                 line={"color": _LINE_COLORS[(j + 3) % len(_LINE_COLORS)], "width": 1.5,
+                                       "dash": ("dash", "dot", "dashdot")[j % 3]}))
     for state, symbol, color, name in (("pending", "circle-open", "#999999", "not run yet"),
                                        ("error", "circle-open", "#ff7f0e", "not run yet (last try errored)"),
                                        ("failed", "x", "#d62728", "impossible config (failed)")):

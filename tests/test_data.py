@@ -1,4 +1,4 @@
-"""Task generator invariants at the paper's config (data only, no training), SPEC §1, §2, §5.
+"""Task generator invariants at the paper's config (data only, no training) (book/protocol.md).
 
 Every check re-derives what it tests from the tokens (the sequence as the model sees it), never
 from the generator's own bookkeeping, except where that bookkeeping is itself under test.
@@ -22,7 +22,7 @@ LEFT_ONLY, RIGHT_ONLY = {"a", "b"}, {"k", "l"}
 
 
 def parse(task: TaskConfig, tokens) -> dict:
-    """Read one sequence as a person would; asserts the SPEC §1 layout on the way."""
+    """Read one sequence as a person would; asserts the protocol's sequence layout on the way."""
     vocab = Vocab(task)
     words = vocab.decode(tokens).split()
     n, prefix = task.modulus, task.prefix_len

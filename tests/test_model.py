@@ -10,7 +10,7 @@ from assignadd_core.model import AssignAddTransformer
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
-PARAM_SHAPES = {  # SPEC §3 at the paper's config: no biases, no LayerNorm, no layer-1 (block 0) MLP
+PARAM_SHAPES = {  # the protocol's model: no biases, no LayerNorm, no layer-1 (block 0) MLP
     "embed.W_E": (74, 128), "pos_embed.W_pos": (16, 128),
     **{f"blocks.{i}.attn.W_{m}": (1, 128, 128) for i in (0, 1) for m in "QKVO"},
     "blocks.1.mlp.W_in": (128, 512), "blocks.1.mlp.W_out": (512, 128), "unembed.W_U": (128, 59),
