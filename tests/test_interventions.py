@@ -1,5 +1,7 @@
-"""Ablation and patching hooks: they do what they say on a tiny model, and on the authors' weights
-(when present) the layer-1 head is needed for variables only and the answer follows the patched value."""
+"""Ablation and patching hooks: they do what they say on a tiny random model; on a hand-built model
+that solves the task exactly (`handbuilt`), the answer under each intervention is known in advance;
+and on the authors' weights (when present) the layer-1 head is needed for variables only and the
+answer follows the patched value."""
 from __future__ import annotations
 
 import pytest
@@ -9,6 +11,8 @@ from assignadd_core.analysis import interventions as iv
 from assignadd_core.checkpoint import load_tl_state_dict, reference_weights_path
 from assignadd_core.data import Vocab, eval_pools, sample_queries
 from assignadd_core.model import AssignAddTransformer
+
+import handbuilt
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -55,20 +59,20 @@ def test_mean_ablation_writes_the_per_position_mean(model, batch):
         iv.ablation_hook("mean")
 
 
-def test_ablation_table_shape(model, tiny_config):
+def test_ablation_table_columns_and_modes(model, tiny_config):
     pools = {k: v[:40] for k, v in eval_pools(tiny_config.task).items()}
     table = iv.ablation_table(model, pools)
     assert list(table.columns) == ["clean", "zero-ablated", "mean-ablated"]
     assert list(table.index) == list(pools)
-    assert ((table >= 0) & (table <= 1)).all().all()
+    clean = [float((iv.predict(model, b.tokens) == b.answers).float().mean()) for b in pools.values()]
+    assert table["clean"].tolist() == pytest.approx(clean)
+    assert list(iv.ablation_table(model, pools, modes=("zero",)).columns) == ["clean", "zero-ablated"]
 
 
 def test_patching_an_identical_value_changes_nothing(model, batch):
     clean = float((iv.predict(model, batch.tokens) == batch.answers).float().mean())
     same = iv.patch_value_residual(model, batch, "lhs", new_value=batch.lhs_val)
     assert same["original"] == pytest.approx(clean) and same["patched"] == pytest.approx(clean)
-    moved = iv.patch_value_residual(model, batch, "rhs")
-    assert moved["original"] + moved["patched"] + moved["other"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="operand"):
         iv.patch_value_residual(model, batch, "middle")
 
@@ -86,12 +90,6 @@ def test_distractor_positions_hold_other_variables_values(batch, tiny_config):
     var = batch.tokens[rows, t - 1] - vocab.var0
     assert bool((var >= 0).all())  # ... right after a variable ...
     assert bool(((var != batch.lhs_var[rows]) & (var != batch.rhs_var[rows])).all())  # ... not a query variable
-
-
-def test_redirect_fractions(model, batch):
-    out = iv.redirect_layer2_attention(model, batch)
-    assert 0 < out["n"] <= len(batch)
-    assert out["original"] + out["patched"] + out["other"] == pytest.approx(1.0)
 
 
 @pytest.fixture(scope="module")
@@ -117,10 +115,134 @@ def test_reference_answer_follows_the_patched_value(reference):
     assert iv.redirect_layer2_attention(reference, batch, "rhs")["patched"] >= 0.9
 
 
-def test_ablation_by_distractor(model, tiny_config):
-    pools = {k: v[:60] for k, v in eval_pools(tiny_config.task).items() if k.startswith("1var")}
-    table = iv.ablation_table(model, pools, modes=("zero",), by_distractor=True)
-    assert {"clean, with distractor", "zero-ablated, with distractor", "share with distractor"} <= set(table.columns)
+# ---------------------------------------------------------------------------- the hand-built solver
+@pytest.fixture(scope="module")
+def solver():
+    return handbuilt.exact_model()
+
+
+@pytest.fixture(scope="module")
+def mixed(solver):
+    """Training rows of every query type (0-, 1- and 2-var)."""
+    batch = sample_queries(solver.config.task, 300, torch.Generator().manual_seed(2))
+    assert len(set(batch.query_type.tolist())) == 4
+    return batch
+
+
+def test_the_solver_answers_every_pool(solver):
+    for name, batch in eval_pools(solver.config.task).items():
+        assert bool((iv.predict(solver, batch.tokens) == batch.answers).all()), name
+
+
+@pytest.mark.parametrize("operand", ["lhs", "rhs"])
+def test_value_patch_moves_the_answer_to_the_patched_sum(solver, mixed, operand):
+    """Layer 2 reads each operand at its value position (a variable's value token, or the literal at
+    13/14): pasting the counterfactual residual there gives (v' + other) mod N on every row, never
+    the original sum (v' != v)."""
+    out = iv.patch_value_residual(solver, mixed, operand, seed=3)
+    assert out == {"original": 0.0, "patched": 1.0, "other": 0.0, "n": len(mixed)}
+
+
+def test_value_patch_with_chosen_values(solver, mixed):
+    n = solver.config.task.modulus
+    same = iv.patch_value_residual(solver, mixed, "lhs", new_value=mixed.lhs_val)
+    assert same["original"] == 1.0 and same["patched"] == 1.0
+    # a chosen v' equal to the rhs value: the patched answer is 2 * rhs, which the rows must give
+    to_rhs = iv.patch_value_residual(solver, mixed, "lhs", new_value=mixed.rhs_val)
+    differs = float(((2 * mixed.rhs_val) % n != mixed.answers).float().mean())
+    assert to_rhs["patched"] == 1.0 and to_rhs["original"] == pytest.approx(1.0 - differs)
+
+
+def test_value_patch_only_at_the_value_position(solver, mixed):
+    """The same paste one position off (the variable token before the value) changes nothing."""
+    counter = mixed.tokens.clone()
+    rows = torch.arange(len(mixed))
+    counter[rows, mixed.lhs_src] = (mixed.lhs_val + 1) % solver.config.task.modulus
+    _, cache = solver.run_with_cache(counter, names_filter=iv.LAYER2_INPUT)
+
+    def paste_before(act, hook):
+        act = act.clone()
+        act[rows, mixed.lhs_src - 1] = cache[iv.LAYER2_INPUT][rows, mixed.lhs_src - 1]
+        return act
+
+    assert torch.equal(iv.predict(solver, mixed.tokens, [(iv.LAYER2_INPUT, paste_before)]), mixed.answers)
+
+
+def expected_redirect_rows(batch, task, operand, seed=0):
+    value = batch.lhs_val if operand == "lhs" else batch.rhs_val
+    target = iv.distractor_positions(batch, task, seed)
+    target_value = batch.tokens[torch.arange(len(batch)), target.clamp(min=0)]
+    return (target >= 0) & (target_value != value)
+
+
+@pytest.mark.parametrize("operand", ["lhs", "rhs"])
+def test_redirected_attention_follows_the_distractor(solver, mixed, operand):
+    """Moving layer 2's weight from the operand's value to a distractor's value: the answer is the
+    distractor's value plus the other operand on every kept row (and never the original sum)."""
+    out = iv.redirect_layer2_attention(solver, mixed, operand)
+    keep = expected_redirect_rows(mixed, solver.config.task, operand)
+    has = iv.distractor_positions(mixed, solver.config.task) >= 0
+    assert 0 < int(keep.sum()) < int(has.sum())  # some picked distractors hold the operand's own value
+    assert out == {"original": 0.0, "patched": 1.0, "other": 0.0, "n": int(keep.sum())}
+
+
+def test_mean_activation_is_the_per_position_mean_over_training_rows(solver):
+    """The solver's layer-1 output at prefix position p is COPY[v] for the variable v at p - 1 (at 0:
+    the token itself), nothing at 12-14, and half of each query variable at `=`: its mean over the
+    training rows of the same seed is known from the tokens alone."""
+    task = solver.config.task
+    mean = iv.mean_activation(solver, iv.LAYER1_OUT, n=512, seed=5)
+    batch = sample_queries(task, 512, torch.Generator().manual_seed(5))
+    tokens = batch.tokens
+    var0 = Vocab(task).var0
+    expected = torch.zeros(task.seq_len, task.n_vars)
+    for p in range(task.prefix_len):
+        source = tokens[:, max(p - 1, 0)]
+        for v in range(task.n_vars):
+            expected[p, v] = (source == var0 + v).float().mean()
+    for v in range(task.n_vars):
+        expected[-1, v] = 0.5 * ((batch.lhs_var == v).float().mean() + (batch.rhs_var == v).float().mean())
+    assert torch.allclose(mean[:, handbuilt.COPY], expected, atol=1e-5)
+    others = [i for i in range(handbuilt.D_MODEL) if i not in handbuilt.COPY]
+    assert float(mean[:, others].abs().max()) < 1e-5
+
+
+def test_has_distractor_counts_assignments_beyond_the_query_variables(mixed):
+    query_vars = (mixed.lhs_var >= 0).long() + (mixed.rhs_var >= 0).long()
+    expected = [int(a) > int(q) for a, q in zip(mixed.n_assign, query_vars)]
+    assert iv.has_distractor(mixed).tolist() == expected
+    assert 0 < sum(expected) < len(expected)
+
+
+def test_zero_ablation_table_on_the_solver(solver):
+    """Without layer 1 the variables carry no identity. Literals still work (0-var: 1.0); a 1-var
+    query then reads its literal alone (attention 1 on it) and answers twice the literal, which is
+    right exactly when the variable's value equals the literal."""
+    pools = {k: v for k, v in eval_pools(solver.config.task).items() if k.startswith(("0var", "1var"))}
+    table = iv.ablation_table(solver, pools, modes=("zero",), by_distractor=True)
+    for name, batch in pools.items():
+        assert table.loc[name, "clean"] == 1.0 and table.loc[name, "clean, with distractor"] == 1.0
+        keep = iv.has_distractor(batch)
+        equal = batch.lhs_val == batch.rhs_val
+        expected = 1.0 if name.startswith("0var") else float(equal.float().mean())
+        assert table.loc[name, "zero-ablated"] == pytest.approx(expected)
+        expected_kept = 1.0 if name.startswith("0var") else float(equal[keep].float().mean())
+        assert table.loc[name, "zero-ablated, with distractor"] == pytest.approx(expected_kept)
+        assert table.loc[name, "share with distractor"] == pytest.approx(float(keep.float().mean()))
     batch = pools["1var_train"]
-    assert table.loc["1var_train", "share with distractor"] == pytest.approx(
-        float((batch.n_assign > 1).float().mean()))
+    keep, equal = iv.has_distractor(batch), batch.lhs_val == batch.rhs_val
+    assert float(equal[keep].float().mean()) != float(equal[~keep].float().mean())  # the split matters here
+    assert 0 < table.loc["1var_train", "zero-ablated"] < 1
+
+
+def test_patching_table_on_the_solver(solver):
+    task = solver.config.task
+    pools = {k: v for k, v in eval_pools(task).items() if k in ("0var_train", "1var_train", "2var_train")}
+    for operand in ("lhs", "rhs"):
+        table = iv.patching_table(solver, pools, operand)
+        assert list(table.index) == list(pools)
+        assert (table["clean"] == 1.0).all()
+        assert (table["value patch: original"] == 0.0).all() and (table["value patch: follows patch"] == 1.0).all()
+        assert (table["redirect: original"] == 0.0).all() and (table["redirect: follows distractor"] == 1.0).all()
+        assert table["redirect: n"].tolist() == [int(expected_redirect_rows(b, task, operand).sum())
+                                                 for b in pools.values()]
