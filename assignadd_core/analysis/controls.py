@@ -1,0 +1,228 @@
+"""Controls a reviewer asks for: measurements that could come out against a claim.
+
+* C2 `swap_heldout_accuracy`: held-out pairs whose swap (n2, n1) is held out too, where looking up the
+  swapped training pair cannot help.
+* C4 `position_ablation_table`: mean-ablate layer 1's output at the prefix value positions only (the
+  previous-token copy) or at `=` only (its copy of the query operands), not the whole head.
+* C5 `relabel_patch`: swap the layer-1 outputs (the variable labels) of the queried variable's value token
+  and a distractor's: if layer 2 matches labels, attention and answer follow the label, not the position.
+* C6 `mlp_input_cosines`: literal vs variable twins against harder baselines (same sum, one shared
+  operand) and a literal-vs-literal ceiling.
+* C7 `fourier_null`: the median single-frequency R² of the active neurons under null models.
+* C10 `whitened_contrast`, `bootstrap_mean_interval`: a diagonal contrast that an isotropic direction
+  scores 0 on, and a percentile bootstrap interval over checkpoints.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..data import Batch, exact_sets, make_split
+from ..evaluation import batch_correct
+from ..measures import value_positions
+from ..model import AssignAddTransformer
+from .interventions import LAYER1_OUT, LAYER2_PATTERN, ablation_hook, distractor_positions, has_distractor, \
+    mean_activation, predict
+
+
+# ---------------------------------------------------------------------------- C2
+@torch.no_grad()
+def swap_heldout_accuracy(model: AssignAddTransformer) -> dict[str, float]:
+    """0-var held-out exact accuracy, split by whether the swapped pair (n2, n1) is a training pair."""
+    task = model.config.task
+    batch = exact_sets(task)["0var_heldout"]
+    correct = batch_correct(model, batch).cpu()
+    swap_in_training = make_split(task).train_mask[batch.rhs_val, batch.lhs_val]
+    out = {"all": float(correct.float().mean()), "n_all": int(len(batch))}
+    for name, rows in (("swap_heldout", ~swap_in_training), ("swap_in_training", swap_in_training)):
+        out[name] = float(correct[rows].float().mean()) if bool(rows.any()) else float("nan")
+        out[f"n_{name}"] = int(rows.sum())
+    return out
+
+
+# ---------------------------------------------------------------------------- C4
+def position_mask(batch: Batch, task, where: str) -> torch.Tensor:
+    """Bool [B, seq]: 'values' = prefix value tokens, 'eq' = the last position, 'all' = everywhere."""
+    if where == "values":
+        return value_positions(batch, task)
+    mask = torch.zeros_like(batch.tokens, dtype=torch.bool)
+    if where == "eq":
+        mask[:, -1] = True
+    elif where == "all":
+        mask[:] = True
+    else:
+        raise ValueError(f"where must be 'values', 'eq' or 'all', got {where!r}")
+    return mask
+
+
+def masked_ablation_hook(mask: torch.Tensor, mean: torch.Tensor):
+    """Replace the activation by its per-position mean where `mask` [B, seq] is True, keep it elsewhere."""
+    def hook(act, hook):  # noqa: ARG001
+        m = mask.to(act.device)[..., None]
+        return torch.where(m, mean.to(act.dtype).expand_as(act), act)
+    return hook
+
+
+@torch.no_grad()
+def position_ablation_table(model: AssignAddTransformer, pools: dict[str, Batch],
+                            wheres: tuple[str, ...] = ("values", "eq", "all")) -> "pd.DataFrame":
+    """Accuracy per pool, clean and with layer 1's output mean-ablated at each kind of position; each on
+    the sequences with a distractor assignment (where lookup by label is needed)."""
+    import pandas as pd
+    task = model.config.task
+    mean = mean_activation(model, LAYER1_OUT)
+    rows = []
+    for name, batch in pools.items():
+        keep = has_distractor(batch)
+        batch = batch[keep] if bool(keep.any()) else batch
+        row = {"pool": name, "clean": float((predict(model, batch.tokens) == batch.answers).float().mean())}
+        for where in wheres:
+            hook = masked_ablation_hook(position_mask(batch, task, where), mean)
+            pred = predict(model, batch.tokens, [(LAYER1_OUT, hook)])
+            row[f"ablated at {where}"] = float((pred == batch.answers).float().mean())
+        row["n"] = int(len(batch))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("pool")
+
+
+# ---------------------------------------------------------------------------- C5
+@torch.no_grad()
+def relabel_patch(model: AssignAddTransformer, batch: Batch, operand: str = "lhs", seed: int = 0) -> dict[str, float]:
+    """Swap layer 1's outputs at the operand's value position and at a distractor's value position.
+
+    The value tokens stay where they are; only what layer 1 wrote on them (mostly the copy of the
+    preceding variable) trades places. A layer 2 that matches the queried variable's label then attends
+    to the distractor's position and answers with the distractor's value. Only sequences whose operand
+    is a variable and that have a distractor with another value count.
+    Returns the shares where layer-2 attention from `=` puts more weight on the relabelled position than on
+    the original one (`attention_follows_label`), where the answer is (distractor value + other) mod N
+    (`answer_follows_label`) and where it is still the original answer (`answer_original`).
+    """
+    task = model.config.task
+    value, src, var, other = ((batch.lhs_val, batch.lhs_src, batch.lhs_var, batch.rhs_val) if operand == "lhs" else
+                              (batch.rhs_val, batch.rhs_src, batch.rhs_var, batch.lhs_val))
+    target = distractor_positions(batch, task, seed)
+    rows = torch.arange(len(batch))
+    target_value = batch.tokens[rows, target.clamp(min=0)]
+    keep = (var >= 0) & (target >= 0) & (target_value != value)
+    if not bool(keep.any()):
+        return {"attention_follows_label": float("nan"), "answer_follows_label": float("nan"),
+                "answer_original": float("nan"), "n": 0}
+    batch, src, target, target_value, other = batch[keep], src[keep], target[keep], target_value[keep], other[keep]
+    rows = torch.arange(len(batch))
+    device = model.W_E.device
+    seen = {}
+
+    def swap(act, hook):  # noqa: ARG001
+        act = act.clone()
+        a, b = act[rows, src.to(device)].clone(), act[rows, target.to(device)].clone()
+        act[rows, src.to(device)], act[rows, target.to(device)] = b, a
+        return act
+
+    def keep_pattern(pattern, hook):  # noqa: ARG001
+        seen["pattern"] = pattern[:, 0, -1].cpu()
+        return pattern
+
+    pred = predict(model, batch.tokens, [(LAYER1_OUT, swap), (LAYER2_PATTERN, keep_pattern)])
+    attn = seen["pattern"]
+    follows_attention = attn[rows, target] > attn[rows, src]
+    return {"attention_follows_label": float(follows_attention.float().mean()),
+            "answer_follows_label": float((pred == (target_value + other) % task.modulus).float().mean()),
+            "answer_original": float((pred == batch.answers).float().mean()), "n": int(len(batch))}
+
+
+# ---------------------------------------------------------------------------- C6
+def pair_relation_groups(pairs: torch.Tensor, modulus: int) -> dict[str, torch.Tensor]:
+    """Bool [P, P] masks between operand pairs: matched (same pair), same sum (other pair), one shared operand
+    (same n1 or same n2, not both, other sum) and unrelated (the rest)."""
+    n1, n2 = pairs[:, 0], pairs[:, 1]
+    same = (n1[:, None] == n1[None, :]) & (n2[:, None] == n2[None, :])
+    same_sum = (((n1 + n2)[:, None] - (n1 + n2)[None, :]) % modulus == 0) & ~same
+    shared = ((n1[:, None] == n1[None, :]) ^ (n2[:, None] == n2[None, :])) & ~same_sum
+    return {"matched": same, "same sum": same_sum, "one shared operand": shared,
+            "unrelated": ~(same | same_sum | shared)}
+
+
+@torch.no_grad()
+def mlp_input_cosines(model: AssignAddTransformer, kind: str = "2var", seed: int = 0) -> dict[str, float]:
+    """Mean cosine of the layer-2 MLP input at `=` between a literal sequence and variable sequences of each
+    relation to its pair, plus the ceiling: the same literal query behind two different prefixes."""
+    from .addition import MLP_INPUT_HOOK, cosine_matrix, last_position, twin_batches
+    task = model.config.task
+    literal, variable = twin_batches(task, kind, seed)
+    other_literal, _ = twin_batches(task, kind, seed + 1)
+    lit = last_position(model, literal.tokens, (MLP_INPUT_HOOK,))[MLP_INPUT_HOOK]
+    var = last_position(model, variable.tokens, (MLP_INPUT_HOOK,))[MLP_INPUT_HOOK]
+    lit2 = last_position(model, other_literal.tokens, (MLP_INPUT_HOOK,))[MLP_INPUT_HOOK]
+    cos = cosine_matrix(lit, var)
+    pairs = torch.stack([literal.lhs_val, literal.rhs_val], 1)
+    out = {name: float(cos[mask].mean()) for name, mask in pair_relation_groups(pairs, task.modulus).items()}
+    out["ceiling (literal vs literal)"] = float(torch.nn.functional.cosine_similarity(lit, lit2, dim=-1).mean())
+    return out
+
+
+# ---------------------------------------------------------------------------- C7
+def frequencies_for_share(fractions: np.ndarray, share: float = 0.7) -> list[int]:
+    """The fewest frequencies (1-based, by decreasing power) that hold at least `share` of the power."""
+    order = np.argsort(fractions)[::-1]
+    count = int(np.searchsorted(np.cumsum(fractions[order]), share * fractions.sum()) + 1)
+    return sorted(int(k) + 1 for k in order[:count])
+
+
+def median_active_r2(model: AssignAddTransformer, maps: np.ndarray, rel: float = 0.05) -> float:
+    from .fourier import active_neurons, fit_two_operand_frequency, neuron_importance
+    active = active_neurons(neuron_importance(model, maps), rel)
+    return float(np.median(fit_two_operand_frequency(maps).r2[active]))
+
+
+@torch.no_grad()
+def fourier_null(model: AssignAddTransformer, n_untrained: int = 10, n_shuffles: int = 50, seed: int = 0) -> dict:
+    """Median R² of the active neurons: for the model, for untrained networks of the same config, and for the
+    model's own maps with the operand values shuffled (same permutation for every neuron, which keeps each
+    neuron's values but destroys any structure in n and m)."""
+    from .fourier import neuron_preactivations
+    from ..trainer import new_model
+    maps = neuron_preactivations(model)
+    untrained = []
+    for i in range(n_untrained):
+        fresh = new_model(model.config.replace(seed=10_000 + seed * 100 + i)).eval()
+        untrained.append(median_active_r2(fresh, neuron_preactivations(fresh)))
+    rng = np.random.default_rng(seed)
+    n = maps.shape[-1]
+    shuffled = []
+    for _ in range(n_shuffles):
+        pn, pm = rng.permutation(n), rng.permutation(n)
+        shuffled.append(median_active_r2(model, maps[:, pn][:, :, pm]))
+    null = np.array(untrained + shuffled)
+    return {"median_r2": median_active_r2(model, maps), "untrained": untrained, "shuffled": shuffled,
+            "null_q99": float(np.quantile(null, 0.99)), "null_max": float(null.max())}
+
+
+# ---------------------------------------------------------------------------- C10
+def whitened_contrast(matrix: torch.Tensor, basis: torch.Tensor) -> float:
+    """Diagonal contrast of a d × d direction seen on the variable copies, with both biases removed: the
+    multiple of the identity (an isotropic direction) is subtracted, and the copies are whitened
+    (B = (U Uᵀ)^(-1/2) U) so their overlaps do not make any direction look diagonal. An isotropic direction
+    scores exactly 0, and so does a random one on average."""
+    m = matrix.double()
+    d = m.shape[0]
+    u = basis.double().to(m.device)
+    evals, evecs = torch.linalg.eigh(u @ u.T)
+    white = evecs @ torch.diag(evals.clamp_min(1e-12).rsqrt()) @ evecs.T @ u
+    seen = white @ m @ white.T
+    traceless = seen - torch.trace(m) / d * torch.eye(seen.shape[0], dtype=m.dtype, device=m.device)  # B I Bᵀ = I
+    n = seen.shape[0]
+    off = ~torch.eye(n, dtype=torch.bool, device=m.device)
+    rms = seen.pow(2).mean().sqrt()  # the scale of the direction as seen, identity part included
+    return float((traceless.diagonal().mean() - traceless[off].mean()) / rms) if rms > 0 else 0.0
+
+def bootstrap_mean_interval(values, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of `values` (resampled with replacement)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, v.size, (n_boot, v.size))].mean(1)
+    tail = (1 - level) / 2
+    return (float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail)))

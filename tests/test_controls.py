@@ -1,0 +1,151 @@
+"""The reviewer's controls (`analysis.controls`) on models whose answer is known: the hand-built solver
+(layer 2 matches the variable labels layer 1 copies), an untrained tiny model, and hand-made matrices."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import handbuilt
+from assignadd_core.analysis import controls
+from assignadd_core.analysis import interventions as iv
+from assignadd_core.data import eval_pools, exact_sets, make_split, sample_queries
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+
+@pytest.fixture(scope="module")
+def solver():
+    return handbuilt.exact_model()
+
+
+@pytest.fixture(scope="module")
+def one_var(solver):
+    batch = eval_pools(solver.config.task)["1var_train"]
+    return batch[iv.has_distractor(batch)]
+
+
+# ---------------------------------------------------------------------------- C2
+def test_swap_heldout_split_follows_the_training_mask(solver, monkeypatch):
+    """A stand-in evaluation that is right exactly where the swapped pair was trained: the two parts
+    must come out 1 and 0, and their sizes must be the split's own counts."""
+    task = solver.config.task
+    train = make_split(task).train_mask
+    monkeypatch.setattr(controls, "batch_correct", lambda model, batch: train[batch.rhs_val, batch.lhs_val])
+    out = controls.swap_heldout_accuracy(solver)
+    held = exact_sets(task)["0var_heldout"]
+    n_swap_train = int(train[held.rhs_val, held.lhs_val].sum())
+    assert out["swap_in_training"] == 1.0 and out["swap_heldout"] == 0.0
+    assert out["n_swap_in_training"] == n_swap_train and out["n_swap_heldout"] == len(held) - n_swap_train
+    assert out["all"] == pytest.approx(n_swap_train / len(held))
+
+
+def test_swap_heldout_on_the_solver_is_perfect(solver):
+    out = controls.swap_heldout_accuracy(solver)
+    assert out["all"] == 1.0 and out["n_swap_heldout"] > 0
+
+
+# ---------------------------------------------------------------------------- C4
+def test_position_masks(one_var, solver):
+    task = solver.config.task
+    values = controls.position_mask(one_var, task, "values")
+    assert torch.equal(values, iv.value_positions(one_var, task))
+    eq = controls.position_mask(one_var, task, "eq")
+    assert bool(eq[:, -1].all()) and int(eq.sum()) == len(one_var)
+    with pytest.raises(ValueError):
+        controls.position_mask(one_var, task, "query")
+
+
+def test_masked_ablation_replaces_only_masked_positions():
+    act = torch.arange(24.0).reshape(2, 3, 4)
+    mean = torch.full((3, 4), -1.0)
+    mask = torch.tensor([[True, False, False], [False, False, True]])
+    out = controls.masked_ablation_hook(mask, mean)(act, None)
+    assert bool((out[mask] == -1).all()) and torch.equal(out[~mask], act[~mask])
+
+
+def test_value_position_ablation_breaks_lookup_not_addition(solver):
+    """The solver finds a variable's value by the label layer 1 wrote on it; averaging those labels away
+    at the value positions leaves literals untouched (0-var stays exact) and breaks 1-var lookup; ablating
+    at `=` only removes the query's own label there."""
+    pools = {k: v for k, v in eval_pools(solver.config.task).items() if k in ("0var_train", "1var_train")}
+    table = controls.position_ablation_table(solver, pools)
+    assert table.loc["0var_train", "clean"] == 1.0 and table.loc["0var_train", "ablated at values"] == 1.0
+    assert table.loc["1var_train", "clean"] == 1.0 and table.loc["1var_train", "ablated at values"] < 0.5
+    assert table.loc["1var_train", "ablated at eq"] < 1.0
+
+
+# ---------------------------------------------------------------------------- C5
+@pytest.mark.parametrize("operand", ["lhs", "rhs"])
+def test_relabel_patch_is_followed_by_a_label_matching_layer2(solver, one_var, operand):
+    out = controls.relabel_patch(solver, one_var, operand)
+    assert out["n"] > 0
+    assert out["attention_follows_label"] == 1.0 and out["answer_follows_label"] == 1.0
+    assert out["answer_original"] == 0.0
+
+
+def test_relabel_patch_needs_a_variable_operand(solver):
+    literal = eval_pools(solver.config.task)["0var_train"]
+    assert controls.relabel_patch(solver, literal, "lhs")["n"] == 0
+
+
+# ---------------------------------------------------------------------------- C6
+def test_pair_relations_partition_every_pair_of_pairs():
+    n = 5
+    grid = torch.arange(n)
+    pairs = torch.stack([grid.repeat_interleave(n), grid.repeat(n)], 1)
+    groups = controls.pair_relation_groups(pairs, n)
+    total = sum(g.long() for g in groups.values())
+    assert bool((total == 1).all())
+    assert bool(groups["matched"].diagonal().all()) and int(groups["matched"].sum()) == n * n
+    assert int(groups["same sum"].sum(1)[0]) == n - 1  # every other pair with the same sum
+    # one shared operand: same n1 (n - 1 others) or same n2 (n - 1 others), none of them with the same sum
+    assert int(groups["one shared operand"].sum(1)[0]) == 2 * (n - 1)
+
+
+def test_mlp_input_cosines_on_the_solver(solver):
+    """The solver's MLP input is the `=` token's own stream plus (OPER[n1] + OPER[n2]) / 2, whatever the
+    prefix; a variable query adds the variables' labels that layer 1 copies to `=`. So the ceiling (same
+    literal query, other prefix) is exactly 1, the twin a little lower, and the baselines in the order of
+    what they share."""
+    out = controls.mlp_input_cosines(solver)
+    assert out["ceiling (literal vs literal)"] == pytest.approx(1.0, abs=1e-5)
+    assert 0.8 < out["matched"] < out["ceiling (literal vs literal)"]
+    assert out["matched"] > out["one shared operand"] > out["unrelated"]
+
+
+# ---------------------------------------------------------------------------- C7
+def test_frequencies_for_share():
+    fractions = np.array([0.5, 0.05, 0.3, 0.15])
+    assert controls.frequencies_for_share(fractions, 0.7) == [1, 3]
+    assert controls.frequencies_for_share(fractions, 0.8) == [1, 3]
+    assert controls.frequencies_for_share(fractions, 0.81) == [1, 3, 4]
+    assert len(controls.frequencies_for_share(np.full(29, 1 / 29), 0.7)) == 21  # 20 hold only 69 %
+
+
+def test_fourier_null_shapes_and_order(tiny_config):
+    from assignadd_core.trainer import new_model
+    model = new_model(tiny_config).eval()
+    out = controls.fourier_null(model, n_untrained=2, n_shuffles=5)
+    assert len(out["untrained"]) == 2 and len(out["shuffled"]) == 5
+    assert min(out["untrained"] + out["shuffled"]) <= out["null_q99"] <= out["null_max"]
+
+
+# ---------------------------------------------------------------------------- C10
+def test_whitened_contrast_is_zero_for_isotropic_and_positive_for_identity():
+    gen = torch.Generator().manual_seed(0)
+    basis = torch.randn(12, 32, generator=gen) + 2.0  # overlapping copies: the raw Gram matrix is diagonal-heavy
+    assert controls.whitened_contrast(torch.eye(32), basis) == pytest.approx(0.0, abs=1e-9)
+    white = torch.linalg.pinv(basis)  # B⁺: its projection on the copies is the identity
+    assert controls.whitened_contrast(white @ white.T, basis) > 1.0
+    randoms = [controls.whitened_contrast(torch.randn(32, 32, generator=gen), basis) for _ in range(200)]
+    assert abs(float(np.mean(randoms))) < 0.1
+
+
+def test_bootstrap_interval():
+    lo, hi = controls.bootstrap_mean_interval([1.0, 2.0, 3.0, 4.0])
+    assert 1.0 <= lo < 2.5 < hi <= 4.0
+    assert controls.bootstrap_mean_interval([0.5] * 10) == (0.5, 0.5)
+    wide = controls.bootstrap_mean_interval(np.random.default_rng(1).normal(size=10))
+    narrow = controls.bootstrap_mean_interval(np.random.default_rng(1).normal(size=1000))
+    assert narrow[1] - narrow[0] < (wide[1] - wide[0]) / 3
