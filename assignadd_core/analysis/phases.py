@@ -1,20 +1,25 @@
-"""Find the three training phases of SPEC §7 (C1) in a run's metrics table.
+"""Find the three training phases of the paper's claim C1 in a run's metrics table.
 
-Rules (each on the eval rows of `metrics.csv`, in step order):
+Pool accuracies are measured on 2,000 sequences, and single pools swing by tens of points from one
+eval step to the next while a rule is forming (seed 44's both-forbidden pool: 0.04 ↔ 0.84), so every
+rule reads a **smoothed curve** (rolling median, then rolling mean, each over `SMOOTH` eval rows) and asks for a **sustained** crossing: the level
+must hold for `SUSTAIN` rows in a row. Rules, on the eval rows of `metrics.csv` in step order:
 
-* **addition** – the first step at which `0var_train` reaches `ADDITION_LEVEL` (0.95). The phase
-  counts as "addition first" when, at that step, the variable pools (mean of `1var_train` and
+* **addition** – the first step from which `0var_train` stays at or above `ADDITION_LEVEL` (0.95).
+  It counts as "addition first" when, at that step, the variable pools (mean of `1var_train` and
   `2var_train`) are still below `VARIABLE_LOW` (0.9); `addition_first` reports it.
-* **jump** – the variable-assignment jump: after the addition step (variable pools also rise
-  while addition is being learned, by guessing from the literal operand), the step whose row shows
-  the largest rise, from the previous row, of the mean of `1var_train`, `2var_train` and the
-  layer-2 identity measure `m3_l2_var_identity_qk`. Only a rise of at least `JUMP_MIN_RISE` (0.1
-  in one eval interval) counts; otherwise None.
-* **refinement** – the mean of the three var-restricted pools after the jump: its plateau is the
-  lowest value after the jump; if it later reaches `REFINED_LEVEL` (0.9), the refinement window
-  runs from the first step 10 % of the way from plateau to its maximum (`refinement_start`) to
-  the first step 90 % of the way (`refinement_end`), and `refinement` is the 50 % crossing.
-  Otherwise (never refined, or already high without a dip) the keys are None.
+* **jump** – after addition, the step with the largest rise, from the previous row, of the smoothed
+  mean of `1var_train`, `2var_train` and the layer-2 identity measure `m3_l2_var_identity_qk`, if that
+  rise is at least `JUMP_MIN_RISE` (0.1 in one eval interval) and the mean stays at least that much
+  above its pre-jump value for `SUSTAIN` rows; otherwise None.
+* **plateau and final rise** – the smoothed mean of the three var-restricted pools after the jump. Its
+  final level is the median of the last `FINAL_ROWS` rows; if that is at least `REFINED_LEVEL` (0.9),
+  `refinement_end` is the first step from which the curve stays within `END_TOLERANCE` of the final
+  level to the end. Going back from there, the final rise starts where the curve last sat on a
+  plateau (`PLATEAU_ROWS` rows within ±`PLATEAU_BAND`), or at the jump when there is none:
+  `refinement_start` and `plateau` (its level). `refinement` is the step where the final rise crosses
+  halfway from the plateau to the final level: the paper's refinement window is that final rise, not
+  the quick partial rise right after the jump.
 
 Step numbers are eval steps, so they are exact to the eval interval (100 steps in the paper runs).
 """
@@ -26,54 +31,97 @@ ADDITION_LEVEL = 0.95
 VARIABLE_LOW = 0.9
 JUMP_MIN_RISE = 0.1
 REFINED_LEVEL = 0.9
+SMOOTH = 5  # rows in the rolling median (500 steps at the paper's eval interval)
+SUSTAIN = 5  # rows a crossing must hold
+FINAL_ROWS = 10
+END_TOLERANCE = 0.05
+PLATEAU_ROWS, PLATEAU_BAND = 10, 0.04
 VAR_RESTRICTED = ("1var_var_restricted", "2var_var_restricted_1", "2var_var_restricted_2")
 JUMP_SIGNAL = ("1var_train", "2var_train", "m3_l2_var_identity_qk")
 PAPER_STEPS = {"jump": (5300, 5400), "refinement": (14500, 16000)}
 
 
-def _first_step(steps: pd.Series, mask: pd.Series) -> int | None:
-    hits = steps[mask.to_numpy()]
-    return int(hits.iloc[0]) if len(hits) else None
+def smooth(values: pd.Series) -> pd.Series:
+    """A centred rolling median over `SMOOTH` rows (drops one-row spikes), then a rolling mean over as many
+    (averages a pool that alternates between two values from row to row); shorter windows at the ends."""
+    median = values.rolling(SMOOTH, center=True, min_periods=1).median()
+    return median.rolling(SMOOTH, center=True, min_periods=1).mean()
+
+
+def sustained_from(mask: pd.Series, rows: int = SUSTAIN) -> int | None:
+    """Index of the first row from which `mask` holds for `rows` rows in a row (or to the end)."""
+    values = mask.to_numpy()
+    for i in range(len(values)):
+        if values[i: i + rows].all():
+            return i
+    return None
+
+
+def final_rise(restricted: pd.Series, jump_index: int) -> dict:
+    """Positions (row indices) of the plateau start, halfway and end of the last rise to the final level."""
+    curve = restricted.to_numpy()
+    final = float(pd.Series(curve[-FINAL_ROWS:]).median())
+    out = {"final_level": final, "start": None, "half": None, "end": None, "plateau": None}
+    if final < REFINED_LEVEL:
+        return out
+    end = None
+    for i in range(len(curve) - 1, jump_index - 1, -1):  # the first row from which it stays near the final level
+        if abs(curve[i] - final) > END_TOLERANCE and curve[i] < final:
+            break
+        end = i
+    if end is None or end <= jump_index:
+        return out  # already refined at the jump: no separate final rise
+    start = jump_index
+    for i in range(end - 1, jump_index + PLATEAU_ROWS - 2, -1):  # the nearest plateau before the rise
+        window = curve[i - PLATEAU_ROWS + 1: i + 1]
+        if window.max() - window.min() <= 2 * PLATEAU_BAND and curve[i] < final - 2 * END_TOLERANCE:
+            start = i
+            break
+    plateau = float(curve[start])
+    if final - plateau <= 0.1:
+        return out
+    half = next(i for i in range(start, end + 1) if curve[i] >= (plateau + final) / 2)
+    out.update(start=start, half=half, end=end, plateau=plateau)
+    return out
 
 
 def detect_phases(metrics: pd.DataFrame) -> dict:
     """Phase steps of one run: keys addition, addition_first, jump, jump_rise, refinement,
-    refinement_start, refinement_end, plateau (values None where a phase is not found)."""
+    refinement_start, refinement_end, plateau, final_level (values None where a phase is not found)."""
     missing = [c for c in ("step", "0var_train", *JUMP_SIGNAL, *VAR_RESTRICTED) if c not in metrics.columns]
     if missing:
         raise ValueError(f"metrics table lacks column(s) {', '.join(missing)}")
     m = metrics.sort_values("step").reset_index(drop=True)
     steps = m["step"]
     result = {"addition": None, "addition_first": None, "jump": None, "jump_rise": None, "refinement": None,
-              "refinement_start": None, "refinement_end": None, "plateau": None}
+              "refinement_start": None, "refinement_end": None, "plateau": None, "final_level": None}
 
-    addition = _first_step(steps, m["0var_train"] >= ADDITION_LEVEL)
-    if addition is not None:
-        row = m[steps == addition].iloc[0]
-        result["addition"] = addition
+    at = sustained_from(smooth(m["0var_train"]) >= ADDITION_LEVEL)
+    if at is not None:
+        result["addition"] = int(steps[at])
+        row = m.iloc[at]
         result["addition_first"] = bool((row["1var_train"] + row["2var_train"]) / 2 < VARIABLE_LOW)
 
-    signal = m[list(JUMP_SIGNAL)].mean(axis=1)
+    signal = smooth(m[list(JUMP_SIGNAL)].mean(axis=1))
     rise = signal.diff()
-    if addition is not None:
-        rise = rise[steps > addition]
-    if len(rise.dropna()) and rise.max() >= JUMP_MIN_RISE:
-        at = int(rise.idxmax())
-        result["jump"], result["jump_rise"] = int(steps[at]), float(rise[at])
+    if at is not None:
+        rise = rise[steps > steps[at]]
+    for index in rise.sort_values(ascending=False).index:  # largest rises first; the first sustained one
+        if not rise[index] >= JUMP_MIN_RISE:
+            break
+        before = signal[index - 1]
+        if bool((signal[index: index + SUSTAIN] >= before + JUMP_MIN_RISE).all()):
+            result["jump"], result["jump_rise"] = int(steps[index]), float(rise[index])
+            jump_index = int(index)
+            break
 
     if result["jump"] is not None:
-        restricted = m[list(VAR_RESTRICTED)].mean(axis=1)
-        after = restricted[steps >= result["jump"]]
-        low_at = after.idxmin()
-        plateau = float(after[low_at])
-        later = restricted[low_at:]
-        top = float(later.max())
-        result["plateau"] = plateau
-        if top >= REFINED_LEVEL and top - plateau > 0.1:
-            span = top - plateau
-            later_steps = steps[low_at:]
-            for key, fraction in (("refinement_start", 0.1), ("refinement", 0.5), ("refinement_end", 0.9)):
-                result[key] = _first_step(later_steps, later >= plateau + fraction * span)
+        restricted = smooth(m[list(VAR_RESTRICTED)].mean(axis=1))
+        rise2 = final_rise(restricted, jump_index)
+        result["final_level"] = rise2["final_level"]
+        if rise2["end"] is not None:
+            result.update(refinement_start=int(steps[rise2["start"]]), refinement=int(steps[rise2["half"]]),
+                          refinement_end=int(steps[rise2["end"]]), plateau=rise2["plateau"])
     return result
 
 
