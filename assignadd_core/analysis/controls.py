@@ -176,17 +176,18 @@ def median_active_r2(model: AssignAddTransformer, maps: np.ndarray, rel: float =
 
 
 @torch.no_grad()
-def fourier_null(model: AssignAddTransformer, n_untrained: int = 10, n_shuffles: int = 50, seed: int = 0) -> dict:
+def fourier_null(model: AssignAddTransformer, n_untrained: int = 10, n_shuffles: int = 50, seed: int = 0,
+                 source: str = "sequences") -> dict:
     """Median R² of the active neurons: for the model, for untrained networks of the same config, and for the
     model's own maps with the operand values shuffled (same permutation for every neuron, which keeps each
     neuron's values but destroys any structure in n and m)."""
     from .fourier import neuron_preactivations
     from ..trainer import new_model
-    maps = neuron_preactivations(model)
+    maps = neuron_preactivations(model, source)
     untrained = []
     for i in range(n_untrained):
         fresh = new_model(model.config.replace(seed=10_000 + seed * 100 + i)).eval()
-        untrained.append(median_active_r2(fresh, neuron_preactivations(fresh)))
+        untrained.append(median_active_r2(fresh, neuron_preactivations(fresh, source)))
     rng = np.random.default_rng(seed)
     n = maps.shape[-1]
     shuffled = []
