@@ -91,9 +91,11 @@ def test_c10_summary_windows():
                           for s, g in zip(steps, maps)])
     assert torch.equal(theory.maps_from_table(table)[2], eye)
     metrics = pd.DataFrame({"step": steps, "m5_l1_value_prev_token": [0.2, 0.5, 1.0, 1.0, 1.0],
+                            "m4_l1_eq_to_operands": [0.1, 0.2, 0.4, 1.0, 1.0],
                             "m3_l2_var_identity_qk": [0.0, 0.0, 0.1, 0.2, 0.9]})
     out = theory.c10_summary(table, metrics)
-    assert out["m3_rise_step"] == 401 and out["copy_step"] == 201
-    assert out["before_copying_n"] == 2 and out["pre_rise_n"] == 2
+    assert out["m3_rise_step"] == 401 and out["copy_step"] == 201 and out["eq_step"] == 301
+    # step 201 copies (measure 5) but `=` does not attend to the operands yet (measure 4 0.4): in neither window
+    assert out["before_copying_n"] == 2 and out["pre_rise_n"] == 1
     assert out["pre_rise_share_positive"] == 1.0 and out["before_copying_share_positive"] == 0.0
     assert out["pre_rise_mean_G_diag_argmax"] == 1.0 and out["before_copying_mean_G_contrast"] < 0

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from ..data import TrainStream, Vocab
 from ..model import AssignAddTransformer
 from .circuits import diagonal_contrast, identity_rows
+from .controls import whitened_contrast
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,6 +105,7 @@ def gradient_identity(model: AssignAddTransformer, step: int, n_batches: int = 2
     out.update({f"qk2_{k}": v for k, v in dominance(current).items()})
     out.update({f"gram_{k}": v for k, v in dominance(project(eye, basis)).items()})
     out["grad_norm"] = float(grad.norm())
+    out["grad_white_contrast"] = whitened_contrast(-grad, basis)
     # How much of the gradient (Frobenius norm) lies in span{u_v ⊗ u_v'}: project both sides onto span{u_v}.
     q, _ = torch.linalg.qr(basis.T.double())
     inside = q.T @ (-grad.double()) @ q
@@ -120,18 +122,29 @@ def first_step(steps, values, threshold: float) -> int | None:
 
 
 STAT_COLUMNS = ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "qk2_diag_argmax", "gram_contrast",
-                "gram_diag_argmax", "grad_norm", "grad_fraction_in_subspace")
+                "gram_diag_argmax", "grad_norm", "grad_fraction_in_subspace", "grad_white_contrast")
 
 
 def gradient_identity_table(run, steps, n_batches: int = 2) -> "pd.DataFrame":
-    """`gradient_identity` at each listed checkpoint of a Run: one row per step (no matrices)."""
+    """`gradient_identity` at each listed checkpoint of a Run: one row per step (no matrices).
+
+    `update_white_contrast` is the whitened contrast of the step actually taken: W_QK2 at the next listed
+    checkpoint minus W_QK2 here (the AdamW updates in between, weight decay included), seen on this
+    checkpoint's variable copies; `update_steps` is how many steps that spans (NaN on the last row)."""
     import pandas as pd
-    rows = []
+    rows, folded, bases = [], [], []
     for step in steps:
-        out = gradient_identity(run.load_model(step), step, n_batches)
+        model = run.load_model(step)
+        out = gradient_identity(model, step, n_batches)
         g = out["G"]
         cells = {f"G_{i}_{j}": float(g[i, j]) for i in range(g.shape[0]) for j in range(g.shape[1])}
         rows.append({"step": step, **{k: out[k] for k in STAT_COLUMNS}, **cells})
+        folded.append(folded_qk2(model))
+        bases.append(variable_copies(model))
+    for i, row in enumerate(rows):
+        last = i + 1 >= len(rows)
+        row["update_white_contrast"] = float("nan") if last else whitened_contrast(folded[i + 1] - folded[i], bases[i])
+        row["update_steps"] = float("nan") if last else rows[i + 1]["step"] - row["step"]
     table = pd.DataFrame(rows)
     table["config_hash"] = run.config.hash()
     table["n_batches"] = n_batches
@@ -172,19 +185,25 @@ def maps_from_table(table) -> torch.Tensor:
     return torch.tensor(table[[f"G_{i}_{j}" for i in range(n) for j in range(n)]].to_numpy()).reshape(-1, n, n)
 
 
-def c10_summary(table, metrics, copy_level: float = 0.95, rise_level: float = 0.5) -> dict:
+def c10_summary(table, metrics, copy_level: float = 0.95, rise_level: float = 0.5, eq_level: float = 0.9) -> dict:
     """Split the checkpoints into 'before layer 1 copies' (measure 5 < copy_level) and the pre-rise window
-    (measure 5 >= copy_level, measure 3 not yet at rise_level); per window: share of checkpoints whose G
-    favours the diagonal (contrast > 0), mean contrast, and the dominance of the window's mean G."""
+    (measure 5 >= copy_level and measure 4 >= eq_level — layer 1 copies variables onto the values and `=`
+    attends to the operands — while measure 3 has not yet reached rise_level); per window: share of
+    checkpoints whose G favours the diagonal (contrast > 0), mean contrast, the dominance of the window's
+    mean G, and the 95 % bootstrap intervals (over checkpoints) of the mean whitened contrast of the
+    gradient and of the update."""
+    from .controls import bootstrap_mean_interval
     by_step = metrics.set_index("step")
-    m3, m5 = by_step["m3_l2_var_identity_qk"], by_step["m5_l1_value_prev_token"]
+    m3, m4, m5 = (by_step[c] for c in ("m3_l2_var_identity_qk", "m4_l1_eq_to_operands", "m5_l1_value_prev_token"))
     rise = first_step(m3.index, m3.values, rise_level)
     steps = table["step"]
-    copying = steps.map(m5).fillna(0) >= copy_level
+    copying = (steps.map(m5).fillna(0) >= copy_level) & (steps.map(m4).fillna(0) >= eq_level)
     before_rise = steps < rise if rise is not None else steps == steps
-    windows = {"before_copying": (~copying) & before_rise, "pre_rise": copying & before_rise}
+    not_copying = steps.map(m5).fillna(0) < copy_level
+    windows = {"before_copying": not_copying & before_rise, "pre_rise": copying & before_rise}
     maps = maps_from_table(table)
-    out = {"m3_rise_step": rise, "copy_step": first_step(m5.index, m5.values, copy_level)}
+    out = {"m3_rise_step": rise, "copy_step": first_step(m5.index, m5.values, copy_level),
+           "eq_step": first_step(m4.index, m4.values, eq_level)}
     for name, mask in windows.items():
         mask = mask.to_numpy().copy()
         part = table[mask]
@@ -197,4 +216,8 @@ def c10_summary(table, metrics, copy_level: float = 0.95, rise_level: float = 0.
         mean_map = maps[torch.as_tensor(mask)].mean(0)
         out[f"{name}_mean_G"] = mean_map
         out.update({f"{name}_mean_G_{k}": v for k, v in dominance(mean_map).items()})
+        for column in ("grad_white_contrast", "update_white_contrast"):
+            if column in part:
+                out[f"{name}_{column}_mean"] = float(part[column].mean())
+                out[f"{name}_{column}_ci"] = bootstrap_mean_interval(part[column])
     return out
