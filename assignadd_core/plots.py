@@ -486,3 +486,25 @@ def side_by_side_figure(values: dict, title: str, y_title: str = "accuracy", y_r
     if y_range:
         fig.update_yaxes(range=list(y_range))
     return fig
+
+
+def lines_figure(x, series: dict, title: str, x_title: str, y_title: str, band: tuple | None = None):
+    """One line per entry of `series` ({name: y values}) over a shared x; `band`: an x range shaded grey."""
+    import plotly.graph_objects as go
+    fig = go.Figure([go.Scatter(x=list(x), y=[float(v) for v in y], mode="lines+markers", name=name,
+                                line={"color": _LINE_COLORS[i % len(_LINE_COLORS)]})
+                     for i, (name, y) in enumerate(series.items())])
+    if band is not None and None not in band:
+        fig.add_vrect(x0=band[0], x1=band[1], fillcolor="#cccccc", opacity=0.3, line_width=0)
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=440, hovermode="x unified")
+    return fig
+
+
+def scatter_labels_figure(x, y, labels, title: str, x_title: str, y_title: str):
+    """Points with a text label each (e.g. numbers in an embedding PCA), equal axis scales."""
+    import plotly.graph_objects as go
+    fig = go.Figure(go.Scatter(x=list(map(float, x)), y=list(map(float, y)), mode="markers+text",
+                               text=list(labels), textposition="top center", marker={"size": 7}))
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=520, width=560)
+    fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    return fig
