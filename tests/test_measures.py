@@ -14,8 +14,10 @@ import torch
 from assignadd_core.data import Vocab
 from assignadd_core.measures import (MEASURE_NAMES, activation_measures, addition_module_accuracy, all_measures,
                                      measurement_batch, previous_token_qk_score, probe_accuracy,
-                                     variable_identity_score, variable_qk_map)
+                                     value_positions, variable_identity_score, variable_qk_map)
 from assignadd_core.model import AssignAddTransformer
+
+import handbuilt
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 BIG = 100.0  # attention logits this far apart make softmax a hard argmax
@@ -125,6 +127,14 @@ def test_measure_2_ignores_the_masked_key(blank):
     assert previous_token_qk_score(blank) == 1.0
 
 
+def test_measure_2_leaves_out_the_query_itself(blank):
+    # each position scores itself highest and its previous position second: the measure only looks at
+    # earlier keys, so it still finds q - 1 everywhere
+    positional(blank)
+    set_attention(blank, 0, qk=2 * torch.eye(16) + shift(16, 1))
+    assert previous_token_qk_score(blank) == 1.0
+
+
 # ---------------------------------------------------------------------------- measure 3
 def variable_embeddings(model) -> torch.Tensor:
     vocab, n_vars = Vocab(model.config.task), model.config.task.n_vars
@@ -155,6 +165,18 @@ def test_measure_3_half_identity(blank):
     qk[2, 2] = qk[3, 3] = -1.0  # c and d prefer any other variable to themselves
     set_attention(blank, 1, qk=qk)
     assert variable_identity_score(blank) == 0.5
+
+
+def test_measure_3_reads_rows_query_against_key(blank):
+    """Map[v, v'] is query v against key v'. Rows of this map peak on the diagonal, but column 0 peaks
+    at row 1: the measure (rows) is 1."""
+    variable_embeddings(blank)
+    m = torch.tensor([[2.0, 0, 0, 0], [3, 4, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+    qk = torch.zeros(16, 16)
+    qk[:4, :4] = m
+    set_attention(blank, 1, qk=qk)
+    assert torch.equal(variable_qk_map(blank), m)
+    assert variable_identity_score(blank) == 1.0
 
 
 # ---------------------------------------------------------------------------- measures 4-6
@@ -241,8 +263,87 @@ def test_probe_measure_reads_variable_identity(blank):
     assert result["m7_probe_var_identity"] == 1.0
 
 
-def test_all_measures_keys_and_range(tiny_config):
-    torch.manual_seed(0)
-    result = all_measures(AssignAddTransformer(tiny_config))
+def test_probe_measure_without_copied_variables_is_low(blank):
+    """The same model with layer 1 copying nothing: the value positions carry their position only, and
+    the probe cannot tell the variables apart (chance is 1/4)."""
+    variable_embeddings(blank)
+    with torch.no_grad():
+        blank.pos_embed.W_pos.copy_(torch.eye(16, 16).roll(4, dims=1))
+    set_attention(blank, 0, ov=torch.zeros(16, 16))
+    result = activation_measures(blank, measurement_batch(blank.config.task), with_probe=True)
+    assert result["m7_probe_var_identity"] < 0.5
+
+
+def test_measurement_batch_is_the_first_rows_of_every_pool(tiny_config):
+    from assignadd_core.data import eval_pools
+    from assignadd_core.measures import MEASUREMENT_ROWS_PER_POOL
+    pools = eval_pools(tiny_config.task)
+    batch = measurement_batch(tiny_config.task)
+    rows = min(MEASUREMENT_ROWS_PER_POOL, tiny_config.task.pool_size)
+    assert MEASUREMENT_ROWS_PER_POOL == 256 and len(batch) == len(pools) * rows
+    expected = torch.cat([pool.tokens[:rows] for pool in pools.values()])
+    assert torch.equal(batch.tokens, expected)
+
+
+def test_measure_1_includes_the_residual(blank):
+    """logits = (x + MLP(x)) W_U: a residual direction that W_U reads as 'class 0' outweighs the table,
+    so only the N pairs with a + b = 0 mod N come out right."""
+    addition_module(blank)
+    n = blank.config.task.modulus
+    with torch.no_grad():
+        blank.unembed.W_U[n, 0] = 100.0  # the shared direction c of every number
+    assert addition_module_accuracy(blank) == pytest.approx(1 / n)
+
+
+# ---------------------------------------------------------------------------- on the hand-built solver
+def test_value_positions_are_the_assigned_values(tiny_config):
+    batch = measurement_batch(tiny_config.task)
+    task, vocab = tiny_config.task, Vocab(tiny_config.task)
+    mask = value_positions(batch, task)
+    assert mask.shape == batch.tokens.shape
+    assert mask.sum(1).tolist() == batch.n_assign.tolist()
+    rows, cols = torch.nonzero(mask, as_tuple=True)
+    assert bool((batch.tokens[rows, cols] < task.modulus).all())
+    assert bool((batch.tokens[rows, cols - 1] >= vocab.var0).all())
+    assert not bool(mask[:, task.prefix_len:].any())
+    has = batch.lhs_var >= 0
+    assert bool(mask[torch.nonzero(has).flatten(), batch.lhs_src[has]].all())
+
+
+def test_every_circuit_measure_is_one_on_the_exact_solver():
+    """The hand-built solver has a previous-token head (2, 5), identity QK2 on copied variables (3),
+    `=` attending to 13 and 14 (4), layer 2 on the operand values (6) and one-hot variable copies (7)."""
+    solver = handbuilt.exact_model()
+    result = all_measures(solver)
     assert tuple(result) == MEASURE_NAMES
-    assert all(0.0 <= value <= 1.0 for value in result.values())
+    for name in MEASURE_NAMES[1:]:
+        assert result[name] == 1.0, name
+
+
+def test_measure_4_counts_only_queries_with_at_most_one_variable():
+    """Layer 1 at `=` made to prefer numbers (+B) at 13 and 14 (+B/2): its top 2 are 13 and 14 only for
+    two literals. Measure 4 is defined on the queries with at most one variable (2-var queries, whose
+    `=` cannot attend to values at 13/14, are left out): it equals the share of 0-var among those."""
+    solver = handbuilt.exact_model()
+    attn = solver.blocks[0].attn
+    big = handbuilt.B
+    with torch.no_grad():  # W_Q = I: the score is x_q W_Kᵀ x_k; clear the `=` position's row, score from EQ
+        attn.W_K[0][:, handbuilt.POS[-1]] = 0.0
+        attn.W_K[0][handbuilt.ISNUM, handbuilt.EQ] = big
+        attn.W_K[0][handbuilt.POS[-3], handbuilt.EQ] = attn.W_K[0][handbuilt.POS[-2], handbuilt.EQ] = big / 2
+        qk2 = solver.blocks[1].attn.W_K[0]  # and variables c, d no longer match themselves: measure 3 = 1/2
+        qk2[handbuilt.COPY[2], handbuilt.COPY[2]] = qk2[handbuilt.COPY[3], handbuilt.COPY[3]] = -handbuilt.C
+    batch = measurement_batch(solver.config.task)
+    n_vars = (batch.lhs_var >= 0).long() + (batch.rhs_var >= 0).long()
+    expected = float((n_vars[n_vars <= 1] == 0).double().mean())
+    assert 0 < expected < 1
+    m4 = activation_measures(solver, batch, with_probe=False)["m4_l1_eq_to_operands"]
+    assert m4 == pytest.approx(expected)
+    # all_measures hands each measure its own value (no key mix-up): compare with the single functions
+    result = all_measures(solver)
+    assert result["m1_addition_module"] == addition_module_accuracy(solver)
+    assert result["m2_l1_prev_token_qk"] == previous_token_qk_score(solver)
+    assert result["m3_l2_var_identity_qk"] == variable_identity_score(solver) == 0.5
+    assert result["m2_l1_prev_token_qk"] == 1.0
+    assert result["m4_l1_eq_to_operands"] == pytest.approx(expected)
+    assert len({round(v, 6) for v in result.values()}) >= 3
