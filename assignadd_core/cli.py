@@ -147,11 +147,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from .checkpoint import CheckpointError
+    from .locks import BusyError
+    from .trainer import DeviceError
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, CheckpointError) as err:
+    except (ConfigError, CheckpointError, BusyError, DeviceError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -6,6 +6,9 @@
     runs/<name>/model.safetensors  final weights (config in the file's metadata)
     runs/<name>/checkpoints/step_NNNNNN.safetensors   weights at eval steps (only a few are committed)
     runs/<name>/resume/            model + optimizer state of the last eval step (never committed)
+    runs/<name>/.lock, .lock.json  held while a process trains the run, and who that is (never committed)
+
+One process trains a run at a time (`Run.writer_lock`); reading a run never needs the lock.
 """
 from __future__ import annotations
 
@@ -17,9 +20,16 @@ import pandas as pd
 
 from .checkpoint import CheckpointError, load_model, read_json
 from .config import ConfigError, RunConfig
+from .locks import exclusive
 
-DEFAULT_ROOT = Path(os.environ.get("ASSIGNADD_RUNS", Path(__file__).resolve().parent.parent / "runs"))
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent / "runs"
+DEFAULT_ROOT = Path(os.environ.get("ASSIGNADD_RUNS", PACKAGE_ROOT))
 _STEP_FILE = re.compile(r"step_(\d+)\.safetensors$")
+
+
+def current_root() -> Path:
+    """The runs folder a process started now would use (ASSIGNADD_RUNS read now, not at import)."""
+    return Path(os.environ.get("ASSIGNADD_RUNS", PACKAGE_ROOT))
 
 
 class Run:
@@ -56,6 +66,14 @@ class Run:
     @property
     def resume_dir(self) -> Path:
         return self.path / "resume"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.path / ".lock"
+
+    def writer_lock(self):
+        """Context manager: this process is the run's only writer, or BusyError names the one that is."""
+        return exclusive(self.lock_path, f"run {self.path}")
 
     def exists(self) -> bool:
         return self.config_path.is_file()

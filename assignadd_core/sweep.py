@@ -5,12 +5,19 @@
     runs/sweeps/<sweep>.csv      the merged table (latest line per config hash), rewritten after every run
     runs/sweeps/scratch/<hash>/  scratch run folders (not committed): a killed run resumes from its
                                  last eval step through the trainer's resume state
+    runs/sweeps/.<sweep>.lock    held by the sweep's driver (and .lock.json: who that is; not committed)
 
 A run whose config hash already has a "done" or "failed" line is skipped, so re-running a sweep
-resumes it, and adding seeds or points runs only the new ones. "failed" means the config itself is
-impossible (a `ConfigError`, e.g. a split that leaves a number out of training): rerunning cannot
-help. Any other exception is recorded as "error" and retried on the next invocation.
-One driver per sweep at a time: the driver is the only writer of the JSONL file.
+resumes it, and adding seeds or points runs only the new ones. "failed" means the config itself
+cannot exist (building its RunConfig or its split raises `ConfigError`, e.g. a split that leaves a
+number out of training): rerunning cannot help. Anything that goes wrong while training (a device
+that is missing, a killed worker, a lost Ray node, a run held by another process) is an "error",
+retried on the next invocation. Settings shared by every point (device, threads, workers) are
+checked up front, so a wrong one stops the sweep before anything is recorded.
+One driver per sweep at a time: the driver holds the sweep's lock and is the only writer of the
+JSONL file; a second driver stops at once, naming the first.
+Several single-thread workers sharing the cores wait passively (OMP_WAIT_POLICY=PASSIVE, unless
+set): a spinning OpenMP runtime steals the other workers' time. Nothing else changes the policy.
 
     python -m assignadd_core sweep list
     python -m assignadd_core sweep run f_sweep --workers 2 --threads 1      # local process pool
@@ -28,6 +35,7 @@ import os
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,6 +47,7 @@ import pandas as pd
 from .checkpoint import atomic_write_text
 from .config import ConfigError, RunConfig, resolve_key
 from .data import EXACT_NAMES, POOL_NAMES
+from .locks import BusyError, exclusive
 from .runs import DEFAULT_ROOT
 
 FINISHED = ("done", "failed")
@@ -175,6 +184,11 @@ def results_path(sweep: Sweep, root: Path | None = None) -> Path:
     return sweeps_dir(root) / f"{sweep.name}.jsonl"
 
 
+def driver_lock(sweep: Sweep, root: Path | None = None):
+    """Context manager: this process is the sweep's only driver, or BusyError names the one that is."""
+    return exclusive(sweeps_dir(root) / f".{sweep.name}.lock", f"sweep {sweep.name} ({results_path(sweep, root)})")
+
+
 def read_records(path: Path) -> list[dict]:
     """All JSON lines; a line cut short by a kill (the last one) is ignored."""
     if not Path(path).is_file():
@@ -253,8 +267,16 @@ def set_threads(threads: int | None) -> None:
 
 
 def _init_worker(threads: int | None) -> None:
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     set_threads(threads)
+
+
+def passive_wait(threads: int | None, workers: int) -> bool:
+    """Several single-thread workers share the cores: the one case where a passive OpenMP wait helps."""
+    return threads == 1 and workers > 1 and "OMP_WAIT_POLICY" not in os.environ
+
+
+RECORDED = ("device", "device_name", "threads", "omp_wait_policy", "bf16_used", "python", "torch",
+            "transformer_lens", "git_commit")  # copied from the run's final.json into its line
 
 
 def run_point(task: dict) -> dict:
@@ -265,10 +287,16 @@ def run_point(task: dict) -> dict:
     """
     tic = time.perf_counter()
     record = {"key": task["key"], "status": "error", "reason": None}
-    try:
-        set_threads(task.get("threads"))
+    try:  # only a config that cannot exist is a result ("failed"); decided before training
+        from .data import make_split
         config = RunConfig().replace(**task["overrides"])
         record["config"] = config.to_dict()
+        make_split(config.task)
+    except ConfigError as err:
+        record.update(status="failed", reason=str(err))
+        return _stamp(record, tic)
+    try:
+        set_threads(task.get("threads"))
         from .runs import Run
         from .trainer import train
         work = Path(task["work_dir"]) / task["key"]
@@ -278,44 +306,71 @@ def run_point(task: dict) -> dict:
         final = run.final()
         shutil.rmtree(run.resume_dir, ignore_errors=True)  # optimizer state: only needed while unfinished
         record.update(status="done", steps=final["steps"], exact=final["exact"], pools=final["pools"],
-                      wall_time_s=final["wall_time_s"],
-                      **{k: final.get(k) for k in ("device", "device_name", "threads", "python", "torch",
-                                                   "transformer_lens", "git_commit")})
-    except ConfigError as err:  # the config itself is impossible: recorded, not retried
-        record.update(status="failed", reason=str(err))
-    except Exception as err:  # noqa: BLE001  (reported and retried on the next invocation)
+                      wall_time_s=final["wall_time_s"], **{k: final.get(k) for k in RECORDED})
+    except Exception as err:  # noqa: BLE001  (an environment problem: reported and retried next time)
         record.update(status="error", reason=f"{type(err).__name__}: {err}")
+    return _stamp(record, tic)
+
+
+def _stamp(record: dict, tic: float) -> dict:
     record["run_time_s"] = round(time.perf_counter() - tic, 1)
     record["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return record
 
 
+def _lost(task: dict, err: BaseException) -> dict:
+    """The record of a point whose worker died (killed, out of memory, a lost node): retried next time."""
+    return {"key": task["key"], "status": "error", "reason": f"worker lost: {type(err).__name__}: {err}"}
+
+
+@contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """Set environment variables for the processes started inside the block, then restore them."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 # ---------------------------------------------------------------------------- executors
-def _local(tasks: list[dict], workers: int, threads: int | None) -> Iterator[dict]:
+def _local(tasks: list[dict], workers: int, threads: int | None, work=None) -> Iterator[dict]:
+    work = work or run_point  # (another function only in tests)
     if workers == 1:  # in this process: no start-up cost, and easy to debug
         _init_worker(threads)
         for task in tasks:
-            yield run_point(task)
+            yield work(task)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # inherited by the spawned workers before torch loads
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(threads,))
-    try:
-        futures = [pool.submit(run_point, task) for task in tasks]
-        for future in as_completed(futures):
-            yield future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    # OpenMP reads its wait policy when torch loads, so it is set for the spawned workers only
+    policy = {"OMP_WAIT_POLICY": "PASSIVE"} if passive_wait(threads, workers) else {}
+    with _environment(**policy):
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_init_worker, initargs=(threads,))
+        try:
+            futures = {pool.submit(work, task): task for task in tasks}
+            for future in as_completed(futures):
+                try:
+                    yield future.result()
+                except Exception as err:  # noqa: BLE001  (a worker died, e.g. BrokenProcessPool)
+                    yield _lost(futures[future], err)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _ray(tasks: list[dict], threads: int | None, address: str | None, gpus_per_run: float) -> Iterator[dict]:
     import ray
     started = not ray.is_initialized()
     if started:  # a local instance, or the cluster at `address` (e.g. "auto" or "ray://host:10001")
-        ray.init(address=address, runtime_env={"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}},
-                 include_dashboard=False, logging_level="warning")
+        # single-thread tasks share each node's cores: the one case for a passive OpenMP wait
+        env = {"OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")} if threads == 1 else {}
+        ray.init(address=address, runtime_env={"env_vars": env}, include_dashboard=False, logging_level="warning")
     try:
         remote = ray.remote(run_point).options(num_cpus=threads or 1, num_gpus=gpus_per_run, max_retries=1)
         pending = {remote.remote(task): task for task in tasks}
@@ -325,8 +380,8 @@ def _ray(tasks: list[dict], threads: int | None, address: str | None, gpus_per_r
                 task = pending.pop(ref)
                 try:
                     yield ray.get(ref)
-                except Exception as err:  # noqa: BLE001  (a worker died: report, retry next time)
-                    yield {"key": task["key"], "status": "error", "reason": f"{type(err).__name__}: {err}"}
+                except Exception as err:  # noqa: BLE001  (a worker or node died: report, retry next time)
+                    yield _lost(task, err)
     finally:
         for ref in list(pending):
             ray.cancel(ref)
@@ -338,17 +393,31 @@ def _ray(tasks: list[dict], threads: int | None, address: str | None, gpus_per_r
 def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", workers: int | None = None,
               threads: int | None = 1, device: str = "cpu", address: str | None = None,
               gpus_per_run: float | None = None, progress: bool = True, work_dir: Path | None = None) -> dict:
-    """Run every unfinished point of `sweep`; returns counts {"done", "failed", "error", "skipped"}."""
+    """Run every unfinished point of `sweep`; returns counts {"done", "failed", "error", "skipped"}.
+
+    Raises BusyError at once when another driver runs this sweep."""
     if executor not in EXECUTORS:
         raise ConfigError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if threads is not None and threads < 1:
         raise ConfigError(f"threads must be >= 1, got {threads}")
     if device != "cpu" and not device.startswith("cuda"):
         raise ConfigError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if device.startswith("cuda") and not (executor == "ray" and address):  # a remote cluster has its own GPUs
+        import torch
+
+        from .trainer import DeviceError
+        if not torch.cuda.is_available():
+            raise DeviceError(f"--device {device}: torch sees no CUDA GPU on this machine; nothing was run")
     if workers is None:
         workers = max(1, (os.cpu_count() or 1) // (threads or 1))
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
+    with driver_lock(sweep, root):  # what is left to run is read under the lock
+        return _drive(sweep, root, executor, workers, threads, device, address, gpus_per_run, progress, work_dir)
+
+
+def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads: int | None, device: str,
+           address: str | None, gpus_per_run: float | None, progress: bool, work_dir: Path | None) -> dict:
     path = results_path(sweep, root)
     work = Path(work_dir) if work_dir is not None else sweeps_dir(root) / "scratch"
     latest = latest_records(path)
@@ -420,7 +489,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     sweep = _resolve(args)
     status = grid_status(sweep, args.root)
     if results_path(sweep, args.root).is_file():
-        write_csv(sweep, args.root)
+        try:
+            with driver_lock(sweep, args.root):
+                write_csv(sweep, args.root)
+        except BusyError:
+            pass  # a running driver rewrites it after every run
     with pd.option_context("display.max_rows", None, "display.width", 200):
         print(status.drop(columns=["key"]).to_string(index=False))
     counts = status["status"].value_counts().to_dict()

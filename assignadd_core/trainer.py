@@ -3,7 +3,7 @@ steps 1, 1 + eval_every, ... and the last step; resumable; bit-identical reruns 
 
 Training data is a pure function of (seed, step) (`data.TrainStream`), and the model and
 optimizer state are saved at every eval step, so a killed run resumes to exactly the metrics of
-an uninterrupted one.
+an uninterrupted one. One process trains a run at a time (the run folder's writer lock).
 """
 from __future__ import annotations
 
@@ -42,11 +42,15 @@ def is_probe_step(step: int, config: RunConfig) -> bool:
     return (step - 1) % config.train.probe_every == 0 or step == config.train.steps
 
 
+class DeviceError(RuntimeError):
+    """The requested device is not available on this machine (an environment problem, not a config one)."""
+
+
 def resolve_device(device: str) -> torch.device:
     if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
         raise ConfigError(f"device must be 'cpu' or 'cuda', got {device!r}")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError("device 'cuda' requested but no CUDA GPU is available to torch")
+        raise DeviceError(f"device {device!r} requested but torch sees no CUDA GPU on this machine")
     return torch.device(device)
 
 
@@ -162,7 +166,7 @@ def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool 
     """Train (or resume) the run in `run_dir`; returns the finished Run.
 
     Gradients are switched on here, so a caller that disabled them globally (an analysis notebook)
-    can still train a missing run."""
+    can still train a missing run. Raises BusyError at once when another process trains this run."""
     with torch.enable_grad():
         return _train(config, run_dir, device, progress, keep_checkpoints)
 
@@ -173,11 +177,18 @@ def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_c
     dev = resolve_device(device)
     make_split(config.task)  # refuse a bad split before creating anything on disk
     run = Run(run_dir)
+    if run.exists() and run.config != config:
+        raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
+    run.path.mkdir(parents=True, exist_ok=True)
+    with run.writer_lock():  # a second process on this run stops here, naming the first
+        return _train_locked(config, run, dev, progress, keep_checkpoints)
+
+
+def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool, keep_checkpoints: str) -> Run:
     if run.exists():
         if run.config != config:
             raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
     else:
-        run.path.mkdir(parents=True, exist_ok=True)
         atomic_write_text(run.config_path, config.to_json() + "\n")
 
     environment = environment_info(dev)  # at the start: the commit whose code trains this run
