@@ -4,6 +4,8 @@
   the parameters of its slug in the profile (`params/book.yaml`) into `book/chapters/`; the
   parameter cells are tagged `remove-cell` (the chapter prints its parameters in one line).
   `--skip-unchanged` keeps chapters whose source and parameters did not change (default: all run).
+  Only chapters executed here record claims (`claims.record_claim`): the driver names the claims
+  folder in the kernel's environment.
 * build – regenerates `_toc.yml` from the executed chapters present (a chapter not written or not
   executed yet is simply absent, so it cannot break the build), the timing table of `book/reproduce.md`, copies
   plotly.min.js into `book/_static/`, then `jupyter-book build . -W -n --keep-going` with
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -92,11 +95,27 @@ def is_current(source: Path, target: Path, params: dict) -> bool:
 
 
 def execute(profile: Path = DEFAULT_PROFILE, only: list[str] | None = None, out_dir: Path = CHAPTERS,
-            kernel: str = "python3", skip_unchanged: bool = False) -> list[Path]:
+            kernel: str = "python3", skip_unchanged: bool = False, claims_dir: Path | None = None) -> list[Path]:
     """Execute the chapters into out_dir; raises BookError naming every chapter that failed.
 
     skip_unchanged: leave a chapter whose executed copy ran the same source and parameters (it does
-    not notice changed runs or core code, so the default re-executes everything)."""
+    not notice changed runs or core code, so the default re-executes everything).
+    claims_dir: where the chapters record claims (default: `claims/` of the runs folder the kernels use)."""
+    from .claims import CLAIMS_ENV
+    from .runs import current_root
+    folder = Path(claims_dir) if claims_dir is not None else current_root() / "claims"
+    before = os.environ.get(CLAIMS_ENV)
+    os.environ[CLAIMS_ENV] = str(folder.resolve())  # papermill's kernels inherit it
+    try:
+        return _execute(profile, only, out_dir, kernel, skip_unchanged)
+    finally:
+        if before is None:
+            os.environ.pop(CLAIMS_ENV, None)
+        else:
+            os.environ[CLAIMS_ENV] = before
+
+
+def _execute(profile: Path, only: list[str] | None, out_dir: Path, kernel: str, skip_unchanged: bool) -> list[Path]:
     import papermill as pm
     params = load_profile(profile)
     notebooks = source_notebooks(only)

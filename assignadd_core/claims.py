@@ -4,10 +4,17 @@ A chapter that tests a claim calls `record_claim(...)` with our number and a ver
 from it; the claims chapter reads every record and writes the table, also as `runs/claims.csv`
 (columns claim, paper, ours, verdict: a stable interface). A claim nobody recorded is
 "not yet run".
+
+The records are the book's verdicts, so only the book driver writes them: it names the claims
+folder in ASSIGNADD_CLAIMS_DIR for the chapters it executes (papermill's kernel inherits it). A
+chapter executed any other way (papermill by hand, Jupyter, nbval) records nothing and says so in
+one line, unless the caller names a runs folder (`root=`) to write into.
 """
 from __future__ import annotations
 
 import json
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +25,7 @@ from .config import ConfigError
 from .runs import DEFAULT_ROOT
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not yet run")
+CLAIMS_ENV = "ASSIGNADD_CLAIMS_DIR"  # set by the book driver only
 
 
 @dataclass(frozen=True)
@@ -56,13 +64,31 @@ def claims_dir(root: Path | None = None) -> Path:
     return Path(root or DEFAULT_ROOT) / "claims"
 
 
-def record_claim(claim: str, ours: str, verdict: str, details: dict | None = None, root: Path | None = None) -> Path:
-    """Store our result for a claim (one JSON file per claim, overwritten by the latest execution)."""
+def _driver_dir() -> Path | None:
+    value = os.environ.get(CLAIMS_ENV)
+    return Path(value) if value else None
+
+
+def records_dir(root: Path | None = None) -> Path:
+    """Where the records are read from: root's, the book driver's, else the book's own."""
+    return claims_dir(root) if root is not None else (_driver_dir() or claims_dir())
+
+
+def record_claim(claim: str, ours: str, verdict: str, details: dict | None = None,
+                 root: Path | None = None) -> Path | None:
+    """Store our result for a claim (one JSON file per claim, overwritten by the latest execution)
+    when the book driver executes the chapter or `root` names a runs folder; otherwise write nothing,
+    say so in one line, and return None."""
     if claim not in CLAIMS:
         raise ConfigError(f"unknown claim {claim!r}; claims are {', '.join(CLAIMS)}")
     if verdict not in VERDICTS:
         raise ConfigError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
-    path = claims_dir(root) / f"{claim}.json"
+    folder = claims_dir(root) if root is not None else _driver_dir()
+    if folder is None:
+        print(f"{claim}: not recorded (this execution is not the book build; the book's verdicts stay as they are)",
+              file=sys.stderr)
+        return None
+    path = folder / f"{claim}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {"claim": claim, "ours": ours, "verdict": verdict, "details": details or {}}
     atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
@@ -72,14 +98,19 @@ def record_claim(claim: str, ours: str, verdict: str, details: dict | None = Non
 def claims_table(root: Path | None = None) -> pd.DataFrame:
     rows = []
     for key, claim in CLAIMS.items():
-        path = claims_dir(root) / f"{key}.json"
+        path = records_dir(root) / f"{key}.json"
         record = json.loads(path.read_text()) if path.is_file() else {"ours": "—", "verdict": "not yet run"}
         rows.append({"claim": key, "statement": claim.statement, "paper": claim.paper, "ours": record["ours"],
                      "verdict": record["verdict"], "chapter": claim.chapter})
     return pd.DataFrame(rows)
 
 
-def write_claims_csv(root: Path | None = None) -> Path:
-    path = Path(root or DEFAULT_ROOT) / "claims.csv"
+def write_claims_csv(root: Path | None = None) -> Path | None:
+    """`claims.csv` beside the records, under the same rule as record_claim (None when not written)."""
+    folder = claims_dir(root) if root is not None else _driver_dir()
+    if folder is None:
+        print("claims.csv: not written (this execution is not the book build)", file=sys.stderr)
+        return None
+    path = folder.parent / "claims.csv"
     atomic_write_text(path, claims_table(root)[["claim", "paper", "ours", "verdict"]].to_csv(index=False))
     return path
