@@ -4,6 +4,12 @@ steps 1, 1 + eval_every, ... and the last step; resumable; bit-identical reruns 
 Training data is a pure function of (seed, step) (`data.TrainStream`), and the model and
 optimizer state are saved at every eval step, so a killed run resumes to exactly the metrics of
 an uninterrupted one. One process trains a run at a time (the run folder's writer lock).
+
+Speed defaults: torch's own thread count and OpenMP wait policy (the package sets neither; a
+sweep's single-thread workers wait passively, see `sweep`), and bf16 autocast only where the
+device computes bf16 natively; elsewhere it is emulated, several times slower than fp32, so the run
+trains in fp32 after a one-line warning. final.json records the threads, the wait policy and
+whether bf16 was used.
 """
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import math
 import os
 import platform
 import subprocess
+import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -54,6 +61,32 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
+def native_bf16(device: torch.device) -> bool:
+    """Whether `device` computes bf16 in hardware (where it does not, autocast emulates it, slowly)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    try:
+        if not (torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()):
+            return False
+        if platform.machine().lower() in ("x86_64", "amd64"):
+            # oneDNN's check also passes on plain AVX-512 (bf16 emulated); only AVX512-BF16 or AMX compute it
+            return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+        return True  # aarch64: the check above already asks for the bf16 extension
+    except (AttributeError, RuntimeError):  # a torch without these probes
+        return False
+
+
+def use_bf16(config: RunConfig, device: torch.device) -> bool:
+    """bf16 autocast when the config asks for it and the device has native bf16; else fp32, said in one line."""
+    if not config.train.bf16:
+        return False
+    if native_bf16(device):
+        return True
+    print(f"warning: bf16 requested but this {device.type} has no native bf16 (emulated bf16 is several"
+          " times slower than fp32); training in fp32, recorded as bf16_used false in final.json", file=sys.stderr)
+    return False
+
+
 def new_model(config: RunConfig) -> AssignAddTransformer:
     model = AssignAddTransformer(config)
     model.init_weights(torch.Generator().manual_seed(config.train.seed))
@@ -66,12 +99,15 @@ def make_optimizer(model: torch.nn.Module, config: RunConfig) -> torch.optim.Ada
                              weight_decay=t.weight_decay)
 
 
-def autocast_context(config: RunConfig, device: torch.device):
-    return torch.autocast(device.type, dtype=torch.bfloat16) if config.train.bf16 else nullcontext()
+def autocast_context(config: RunConfig, device: torch.device, bf16: bool | None = None):
+    """bf16 autocast if `bf16` (default: as the config asks, whatever the device offers; see use_bf16)."""
+    bf16 = config.train.bf16 if bf16 is None else bf16
+    return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
 
 
-def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device) -> float:
-    with autocast_context(config, device):
+def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device,
+               bf16: bool | None = None) -> float:
+    with autocast_context(config, device, bf16):
         logits = model.fused_logits(tokens)
     loss = F.cross_entropy(logits.float(), answers)
     optimizer.zero_grad(set_to_none=True)
@@ -192,10 +228,13 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
         atomic_write_text(run.config_path, config.to_json() + "\n")
 
     environment = environment_info(dev)  # at the start: the commit whose code trains this run
+    bf16 = use_bf16(config, dev)
     model = new_model(config).to(dev)
     optimizer = make_optimizer(model, config)
-    state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0}
+    state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0, "bf16_steps": 0}
     start, elapsed = state["step"], state["elapsed_s"]
+    # steps trained under bf16 so far (a state saved before this was counted: as the config asked)
+    bf16_steps = state.get("bf16_steps", start if config.train.bf16 else 0)
     truncate_metrics(run.metrics_path, start)
     stream = TrainStream(config.task, config.train.batch_size, config.train.seed)
     loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
@@ -207,14 +246,15 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
     try:
         for step in range(start + 1, config.train.steps + 1):
             tokens, answers = stream.batch(step)
-            loss = train_step(model, optimizer, tokens.to(dev), answers.to(dev), config, dev)
+            loss = train_step(model, optimizer, tokens.to(dev), answers.to(dev), config, dev, bf16)
             if not math.isfinite(loss):
                 raise FloatingPointError(f"training loss became {loss} at step {step}; lower lr or disable bf16")
             loss_sum, loss_count = loss_sum + loss, loss_count + 1
+            bf16_steps += bf16
             bar.update(1)
             if is_eval_step(step, config):
                 model.eval()
-                with autocast_context(config, dev):
+                with autocast_context(config, dev, bf16):
                     row = {"step": step, "loss": loss_sum / loss_count, **pool_accuracies(model),
                            **all_measures(model, with_probe=is_probe_step(step, config))}
                 model.train()
@@ -226,7 +266,7 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
                     run.checkpoint_dir.mkdir(exist_ok=True)
                     save_model(model, run.checkpoint_path(step))
                 loss_sum, loss_count = 0.0, 0
-                save_resume_state(run, model, optimizer, step, {"elapsed_s": elapsed})
+                save_resume_state(run, model, optimizer, step, {"elapsed_s": elapsed, "bf16_steps": bf16_steps})
                 bar.set_postfix(loss=f"{row['loss']:.3f}", v1=f"{row['1var_train']:.2f}",
                                 v2=f"{row['2var_train']:.2f}", refresh=False)
     except KeyboardInterrupt:
@@ -241,6 +281,6 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
     save_model(model, run.model_path)
     results = evaluate(model)
     final = {"steps": config.train.steps, "exact": results["exact"], "pools": results["pools"],
-             "wall_time_s": round(elapsed, 1), **environment}
+             "wall_time_s": round(elapsed, 1), **environment, "bf16_used": bf16_steps > 0, "bf16_steps": bf16_steps}
     atomic_write_text(run.final_path, json.dumps(final, indent=2) + "\n")
     return run

@@ -1,19 +1,29 @@
-"""Times the fused training step against a naive full-forward step, in one process.
+"""Times the fused training step against a naive full-forward step, and the thread settings.
 
     python benchmarks/train_step.py [--reps 30] [--threads N] [--json]
+                                    [--thread-counts 1 2] [--policies default PASSIVE ACTIVE] [--no-combinations]
 
-Prints ms/step for the naive fp32 step (full hooked forward at all 16 positions, as TransformerLens
-runs it), the fused fp32 and bf16 steps, their ratio, the achieved GFLOP/s, the share of step
-time spent generating data, and the projected wall time of the full 40,000-step paper run with
-its evaluation every 100 steps. `--json` prints one object with the keys naive_fp32_ms,
-fused_fp32_ms, fused_bf16_ms, ratio_fp32, data_share, projected_paper_run_min (stable interface)
-plus extra detail keys.
+In this process, with the settings training uses by default (torch's thread count and the
+inherited OpenMP wait policy, unless --threads): ms/step for the naive fp32 step (full hooked
+forward at all 16 positions, as TransformerLens runs it), the fused fp32 and bf16 steps, their
+ratio, the achieved GFLOP/s, the share of step time spent generating data, and the projected wall
+time of the full 40,000-step paper run with its evaluation every 100 steps. Then the fused fp32
+step for every combination of thread count and OMP_WAIT_POLICY; the policy is read only when a
+process starts, so each policy runs in a fresh copy of this script. And whether this CPU has
+native bf16 (where it does not, `--bf16` training falls back to fp32: the bf16 time shows why).
+
+`--json` prints one object with the keys naive_fp32_ms, fused_fp32_ms, fused_bf16_ms, ratio_fp32,
+data_share, projected_paper_run_min (stable interface) plus detail keys, among them threads,
+omp_wait_policy, bf16_native, combinations ([{threads, omp_wait_policy, fused_fp32_ms}]) and fastest.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 import torch
@@ -23,7 +33,9 @@ from assignadd_core.config import RunConfig
 from assignadd_core.data import TrainStream
 from assignadd_core.evaluation import pool_accuracies
 from assignadd_core.measures import all_measures
-from assignadd_core.trainer import make_optimizer, new_model
+from assignadd_core.trainer import make_optimizer, native_bf16, new_model
+
+POLICIES = ("default", "PASSIVE", "ACTIVE")  # "default": OMP_WAIT_POLICY unset
 
 
 def matmul_flops(config: RunConfig, fused: bool) -> float:
@@ -56,30 +68,76 @@ def time_it(fn, reps: int) -> float:
     return statistics.median(samples)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
+def paper_step_setup():
     config = RunConfig()
     model = new_model(config)
     optimizer = make_optimizer(model, config)
     stream = TrainStream(config.task, config.train.batch_size, config.train.seed)
     tokens, answers = stream.batch(1)
 
-    def naive_step():
-        loss = F.cross_entropy(model(tokens)[:, -1], answers)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-
     def fused_step(bf16: bool):
         with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else torch.autocast("cpu", enabled=False):
             logits = model.fused_logits(tokens)
         loss = F.cross_entropy(logits.float(), answers)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return config, model, optimizer, stream, tokens, answers, fused_step
+
+
+def child(thread_counts: list[int], reps: int) -> None:
+    """One policy (this process's environment): the fused fp32 step at each thread count, as JSON."""
+    *_, fused_step = paper_step_setup()
+    policy = os.environ.get("OMP_WAIT_POLICY", "default")
+    rows = []
+    for threads in thread_counts:
+        torch.set_num_threads(threads)
+        rows.append({"threads": threads, "omp_wait_policy": policy,
+                     "fused_fp32_ms": round(time_it(lambda: fused_step(False), reps) * 1e3, 2)})
+    print(json.dumps(rows))
+
+
+def combinations(thread_counts: list[int], policies: list[str], reps: int) -> list[dict]:
+    """Each policy in a fresh process (one at a time, so they do not compete for the cores)."""
+    rows = []
+    for policy in policies:
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+        if policy != "default":
+            env["OMP_WAIT_POLICY"] = policy
+        done = subprocess.run([sys.executable, __file__, "--child", "--reps", str(reps), "--thread-counts",
+                               *map(str, thread_counts)], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise SystemExit(f"error: the OMP_WAIT_POLICY={policy} measurement failed: {last}")
+        rows += json.loads(done.stdout.strip().splitlines()[-1])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=None, help="threads of the main measurement"
+                                                                  " (default: torch's, as training uses)")
+    parser.add_argument("--thread-counts", type=int, nargs="+", default=None,
+                        help="thread counts to combine with each policy (default: 1 and torch's default)")
+    parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES,
+                        help="OpenMP wait policies to try ('default': unset)")
+    parser.add_argument("--no-combinations", action="store_true", help="only the main measurement")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    default_threads = torch.get_num_threads()
+    thread_counts = args.thread_counts or sorted({1, default_threads})
+    if args.child:
+        child(thread_counts, args.reps)
+        return
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    config, model, optimizer, stream, tokens, answers, fused_step = paper_step_setup()
+
+    def naive_step():
+        loss = F.cross_entropy(model(tokens)[:, -1], answers)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -115,18 +173,32 @@ def main() -> None:
         "naive_gflops": round(3 * matmul_flops(config, False) / naive / 1e9, 1),
         "fused_gflops": round(3 * matmul_flops(config, True) / fused / 1e9, 1),
         "threads": torch.get_num_threads(),
+        "default_threads": default_threads,
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default"),
+        "bf16_native": native_bf16(torch.device("cpu")),
     }
+    if not args.no_combinations:
+        rows = combinations(thread_counts, args.policies, args.reps)
+        result["combinations"] = rows
+        result["fastest"] = min(rows, key=lambda r: r["fused_fp32_ms"])
     if args.json:
         print(json.dumps(result))
         return
-    print(f"threads {result['threads']}, batch {config.train.batch_size}, median of {args.reps} steps")
+    print(f"threads {result['threads']}, OMP_WAIT_POLICY {result['omp_wait_policy']},"
+          f" batch {config.train.batch_size}, median of {args.reps} steps")
     print(f"naive fp32 step  {result['naive_fp32_ms']:8.2f} ms  ({result['naive_gflops']} GFLOP/s, fwd+bwd ≈ 3× fwd)")
     print(f"fused fp32 step  {result['fused_fp32_ms']:8.2f} ms  ({result['fused_gflops']} GFLOP/s)")
-    print(f"fused bf16 step  {result['fused_bf16_ms']:8.2f} ms")
+    print(f"fused bf16 step  {result['fused_bf16_ms']:8.2f} ms  (native bf16 on this CPU: "
+          f"{'yes' if result['bf16_native'] else 'no; --bf16 training falls back to fp32'})")
     print(f"ratio naive/fused (fp32)   {result['ratio_fp32']:.2f}×")
     print(f"data generation            {result['data_ms_per_batch']:.3f} ms/batch = {100 * result['data_share']:.1f} % of a step")
     print(f"evaluation (pools+measures) {result['eval_ms']:.0f} ms, {evals} times per run")
     print(f"projected 40,000-step paper run: {result['projected_paper_run_min']} min")
+    if "combinations" in result:
+        print("fused fp32 step by threads and OMP_WAIT_POLICY (each policy in a fresh process):")
+        for row in result["combinations"]:
+            mark = "  <- fastest" if row is result["fastest"] else ""
+            print(f"  {row['threads']:>2} thread(s)  {row['omp_wait_policy']:<8} {row['fused_fp32_ms']:8.2f} ms{mark}")
 
 
 if __name__ == "__main__":

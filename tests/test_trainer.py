@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -168,3 +169,55 @@ def test_trains_even_when_gradients_are_globally_off(tiny_config, tmp_path):
         run = train(tiny_config.replace(steps=3, eval_every=2), tmp_path / "r", progress=False,
                     keep_checkpoints="none")
     assert run.is_complete()
+
+
+# ---------------------------------------------------------------------------- speed defaults
+def test_final_json_records_threads_wait_policy_and_bf16(tiny_run):
+    final = tiny_run.final()
+    assert final["threads"] == 1  # the single_thread fixture's setting, as the run saw it
+    assert final["omp_wait_policy"] == os.environ.get("OMP_WAIT_POLICY", "default")
+    assert final["bf16_used"] is False and final["bf16_steps"] == 0
+
+
+def test_bf16_without_native_support_trains_fp32_after_one_warning(tiny_config, tiny_run, tmp_path, monkeypatch,
+                                                                   capsys):
+    monkeypatch.setattr(trainer, "native_bf16", lambda device: False)
+    run = trainer.train(tiny_config.replace(bf16=True), tmp_path / "r", progress=False)
+    err = capsys.readouterr().err
+    assert err.startswith("warning: bf16 requested") and err.count("\n") == 1
+    assert run.config.train.bf16 and run.final()["bf16_used"] is False and run.final()["bf16_steps"] == 0
+    pd.testing.assert_frame_equal(metric_rows(run), metric_rows(tiny_run))  # exactly the fp32 run
+
+
+def test_bf16_with_native_support_autocasts(tiny_config, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(trainer, "native_bf16", lambda device: True)
+    run = trainer.train(tiny_config.replace(bf16=True, steps=3, eval_every=2), tmp_path / "r", progress=False)
+    assert capsys.readouterr().err == ""
+    assert run.final()["bf16_used"] is True and run.final()["bf16_steps"] == 3
+
+
+def test_native_bf16_probe_needs_torchs_own_check():
+    cpu = trainer.native_bf16(torch.device("cpu"))
+    assert isinstance(cpu, bool)
+    if cpu:
+        assert torch.ops.mkldnn._is_mkldnn_bf16_supported()
+
+
+def test_no_passive_wait_policy_by_default():
+    """A passive OpenMP wait made a 2-thread step 2-3x slower: neither the package nor `make` sets it;
+    only several single-thread sweep workers get it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from assignadd_core.sweep import passive_wait
+    repo = Path(__file__).resolve().parent.parent
+    assert "OMP_WAIT_POLICY" not in "".join(line for line in (repo / "Makefile").read_text().splitlines(True)
+                                            if not line.lstrip().startswith("#"))
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    done = subprocess.run([sys.executable, "-c", "import os, assignadd_core; print(os.environ.get('OMP_WAIT_POLICY'))"],
+                          capture_output=True, text=True, env=env, cwd=repo, timeout=60)
+    assert done.stdout.strip() == "None", done.stderr
+    if "OMP_WAIT_POLICY" not in os.environ:
+        assert passive_wait(threads=1, workers=2)
+    assert not passive_wait(threads=2, workers=2) and not passive_wait(threads=1, workers=1)
