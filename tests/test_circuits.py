@@ -23,7 +23,8 @@ def test_positional_map_is_the_models_score_between_positions(model):
     qk = circuits.positional_qk_map(model)
     n = model.config.task.prefix_len
     assert qk.shape == (n, n)
-    assert torch.isnan(qk.triu(1)).sum() == n * (n - 1) // 2  # keys after the query are masked
+    assert torch.isnan(qk.triu(1)).sum() == n * (n - 1) // 2  # keys after the query are masked ...
+    assert not bool(torch.isnan(qk.tril()).any())  # ... and only those (the query itself is a key)
     a = model.blocks[0].attn
     manual = model.W_pos[3] @ a.W_Q[0] @ a.W_K[0].T @ model.W_pos[1] / a.W_Q.shape[-1] ** 0.5
     assert torch.allclose(qk[3, 1], manual.detach(), atol=1e-6)
@@ -44,6 +45,17 @@ def test_hand_built_previous_token_head_is_found(tiny_config):
     assert previous_token_qk_score(model) == 1.0
 
 
+def test_previous_token_rows_leave_out_key_q_minus_2(tiny_config):
+    """Rows that peak on q - 2 with q - 1 second still count (the measure's definition); rows that peak on
+    q - 3 do not (only rows 1 and 2, where nothing earlier than q - 1 is left, count)."""
+    n = tiny_config.task.prefix_len
+    shift = lambda by: torch.diag(torch.ones(n - by), -by)  # (q, q - by) = 1
+    qk = (2 * shift(2) + shift(1)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("nan"))
+    assert circuits.previous_token_rows(qk).tolist() == [True] * (n - 1)
+    qk3 = (2 * shift(3) + shift(1)).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("nan"))
+    assert circuits.previous_token_rows(qk3).tolist() == [True, True] + [False] * (n - 3)
+
+
 def test_previous_token_rows_are_measure_2(model):
     rows = circuits.previous_token_rows(circuits.positional_qk_map(model))
     assert len(rows) == model.config.task.prefix_len - 1
@@ -59,6 +71,14 @@ def test_identity_rows_and_contrast():
     anti = 1 - torch.eye(5)
     assert circuits.diagonal_contrast(anti) < 0 and not bool(circuits.identity_rows(anti).any())
     assert circuits.diagonal_contrast(torch.zeros(3, 3)) != circuits.diagonal_contrast(torch.zeros(3, 3))  # NaN
+    # exact values: a·I has diagonal mean a, off-diagonal mean 0, RMS a / sqrt(n): contrast sqrt(n) at any a
+    assert circuits.diagonal_contrast(7.0 * torch.eye(4)) == pytest.approx(2.0)
+    # 2I + 1 (n = 4): diagonal 3, off-diagonal 1, RMS sqrt((4·9 + 12·1) / 16) = sqrt(3)
+    assert circuits.diagonal_contrast(2 * torch.eye(4) + 1) == pytest.approx(2 / 3 ** 0.5)
+    # rows, not columns: each row of m peaks on its diagonal, column 0 peaks at row 1
+    m = torch.tensor([[2.0, 0, 0], [3, 4, 0], [0, 0, 1]])
+    assert circuits.identity_rows(m).tolist() == [True, True, True]
+    assert circuits.identity_rows(m.T).tolist() == [False, True, True]
 
 
 def test_variable_map_identity_when_qk2_is_built_so(tiny_config):
@@ -90,8 +110,16 @@ def test_eq_to_variable_scores_match_the_attention_scores(model, tiny_config):
 
 def test_example_batch_and_patterns(model, tiny_config):
     task = tiny_config.task
-    examples = circuits.example_batch(task, eval_pools(task))
+    pools = eval_pools(task)
+    examples = circuits.example_batch(task, pools)
     assert examples.query_type.tolist() == list(range(len(QUERY_TYPE_NAMES)))
+    # each is the first sequence of its kind: 0-var and 2-var open their pools, 1-var come from 1var_train
+    assert torch.equal(examples.tokens[0], pools["0var_train"].tokens[0])
+    assert torch.equal(examples.tokens[3], pools["2var_train"].tokens[0])
+    one = pools["1var_train"]
+    for row, left in ((1, True), (2, False)):
+        first = next(i for i in range(len(one)) if bool(one.lhs_var[i] >= 0) == left)
+        assert torch.equal(examples.tokens[row], one.tokens[first])
     patterns = circuits.attention_patterns(model, examples.tokens)
     assert patterns.shape == (len(examples), 2, task.seq_len, task.seq_len)
     assert torch.allclose(patterns.sum(-1), torch.ones(len(examples), 2, task.seq_len), atol=1e-5)
