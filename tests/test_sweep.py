@@ -29,7 +29,7 @@ def test_paper_sweeps_follow_the_spec():
     assert f.base == {"task.two_var_rate": 1.0, "train.steps": 30_000, "train.eval_every": 1000}
     assert r.base == {"task.train_fraction": 0.7, "train.steps": 30_000, "train.eval_every": 1000}
     assert f.metric == "0var_heldout" and r.metric == "2var_union"
-    assert f.seeds == r.seeds == (42,)
+    assert f.seeds == r.seeds == (42, 43)
     point = f.points()[0]
     assert point.overrides["train.seed"] == 42 and point.params == {"task.train_fraction": 0.0616}
 
@@ -67,7 +67,7 @@ def test_points_keys_subsets_and_validation(tmp_path):
     with pytest.raises(ConfigError, match="steps must be"):  # shared settings are checked once, up front
         Sweep("bad", TINY_GRID, metric="0var_heldout", base={"train.steps": 0})
     status = grid_status(SWEEPS["f_sweep"], root=tmp_path)
-    assert len(status) == 20 and set(status["status"]) == {"pending"} and status["value"].isna().all()
+    assert len(status) == 40 and set(status["status"]) == {"pending"} and status["value"].isna().all()
 
 
 def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
