@@ -44,19 +44,19 @@ CLAIMS = {
     "C3": Claim("Positional generalization: variables as operands in positions never seen in training",
                 "var-restricted pools reach ≈ 1 after refinement", "chapters/02_training_phases"),
     "C4": Claim("Layer 1 is a previous-token head: each value attends to its variable and copies its identity",
-                "progress measure 2 → 1", "chapters/04_circuits"),
+                "progress measure 2 → 1", "chapters/05_circuits"),
     "C5": Claim("Layer-2 QK is an identity (associative-memory) pattern between queried variable and value tokens;"
-                " `=` attends to the operand values", "progress measures 3 and 6 → 1", "chapters/04_circuits"),
+                " `=` attends to the operand values", "progress measures 3 and 6 → 1", "chapters/05_circuits"),
     "C6": Claim("The same addition MLP serves literal and variable operands",
-                "cosine similarity ≈ 1 (matched) vs low (mismatched)", "chapters/05_shared_addition"),
+                "cosine similarity ≈ 1 (matched) vs low (mismatched)", "chapters/06_shared_addition"),
     "C7": Claim("Layer-2 MLP neurons carry Fourier features",
-                "a few key frequencies; single neurons explained > 90 %", "chapters/06_fourier"),
+                "a few key frequencies; single neurons explained > 90 %", "chapters/07_fourier"),
     "C8": Claim("Generalization to unseen pairs needs a training fraction f ≈ 0.25",
-                "threshold f ≈ 0.25 (0-var held-out exact)", "chapters/08_data_thresholds"),
+                "threshold f ≈ 0.25 (0-var held-out exact)", "chapters/09_data_thresholds"),
     "C9": Claim("2-var generalization needs a 2-var frequency r ≈ 0.2",
-                "threshold r ≈ 0.2 (2-var union exact)", "chapters/08_data_thresholds"),
+                "threshold r ≈ 0.2 (2-var union exact)", "chapters/09_data_thresholds"),
     "C10": Claim("The negative gradient on the layer-2 QK matrix points toward the identity block once layer 1"
-                 " copies variable identities", "gradient's structure during phases 1–2", "chapters/07_theory"),
+                 " copies variable identities", "gradient's structure during phases 1–2", "chapters/08_theory"),
 }
 
 

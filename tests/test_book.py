@@ -100,7 +100,7 @@ def ci_book(tmp_path_factory, monkeypatch_module):
     runs = tmp_path_factory.mktemp("runs")
     out = tmp_path_factory.mktemp("chapters")
     monkeypatch_module.setenv("ASSIGNADD_RUNS", str(runs))
-    book.execute(ROOT / "params" / "ci.yaml", only=["02_training_phases", "10_claims"], out_dir=out)
+    book.execute(ROOT / "params" / "ci.yaml", only=["02_training_phases", "11_claims"], out_dir=out)
     return runs, out
 
 
@@ -125,9 +125,9 @@ def test_ci_profile_trains_plots_and_records_claims(ci_book):
 
 def test_misspelled_parameter_stops_the_chapter(tmp_path):
     profile = tmp_path / "typo.yaml"
-    profile.write_text("10_claims:\n  write_cvs: false\n")
+    profile.write_text("11_claims:\n  write_cvs: false\n")
     with pytest.raises(book.BookError, match="unknown chapter parameter 'write_cvs'"):
-        book.execute(profile, only=["10_claims"], out_dir=tmp_path)
+        book.execute(profile, only=["11_claims"], out_dir=tmp_path)
 
 
 # ------------------------------------------------------------------ the HTML and the browser
