@@ -24,3 +24,30 @@ def test_clopper_pearson_interval(k, n, low, high):
     assert rate.value == k / n
     assert rate.low == pytest.approx(low, abs=1e-3) and rate.high == pytest.approx(high, abs=1e-3)
     assert f"{k} of {n}" in rate.describe()
+
+
+def test_shortcut_rules_on_sequences_where_they_disagree():
+    import torch
+    import handbuilt
+    from assignadd_core.data import Vocab
+    solver = handbuilt.exact_model()
+    task = solver.config.task
+    batch = reliability.shortcut_batch(task, 200)
+    assert 0 < len(batch) <= 200
+    answers = reliability.shortcut_answers(task, batch)
+    for i, a in enumerate(reliability.SHORTCUTS[:4]):
+        for b in reliability.SHORTCUTS[i + 1:4]:
+            assert bool((answers[a] != answers[b]).all()), (a, b)
+    # the rules read back from the tokens: the most recent value token and the literal
+    vocab = Vocab(task)
+    row = batch.tokens[0].tolist()
+    values = [row[i] for i in range(1, task.prefix_len) if row[i - 1] >= vocab.var0]
+    literal = row[13] if row[13] < task.modulus else row[14]
+    assert int(answers["most recent value"][0]) == (values[-1] + literal) % task.modulus
+    assert int(answers["first value"][0]) == (values[0] + literal) % task.modulus
+    # the exact solver answers by the rule 'correct', every time
+    table = reliability.shortcut_table(solver, 200)
+    assert table["correct"] == 1.0 and table["most recent value"] == 0.0 and table["other"] == 0.0
+    # a model that always gives twice the literal is caught by that rule
+    twice = handbuilt.exact_model(answer=lambda a, b: (2 * b) % task.modulus)
+    assert reliability.shortcut_table(twice, 200)["correct"] < 0.2

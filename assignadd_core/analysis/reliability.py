@@ -61,3 +61,53 @@ def composition_rate(successes: int, trials: int, level: float = 0.95) -> Rate:
         return Rate(0, 0, float("nan"), float("nan"))
     ci = binomtest(successes, trials).proportion_ci(confidence_level=level, method="exact")
     return Rate(successes, trials, float(ci.low), float(ci.high))
+
+
+# ---------------------------------------------------------------------------- what a model that never composed answers
+SHORTCUTS = ("correct", "most recent value", "first value", "literal twice", "literal alone")
+
+
+def shortcut_answers(task, batch) -> dict:
+    """The answer each rule gives on 1-var sequences: the correct sum; the most recent or the first value in
+    the prefix plus the literal (lookup by position instead of by variable); twice the literal; the literal."""
+    import torch
+    from ..measures import value_positions
+    n = task.modulus
+    literal = torch.where(batch.lhs_var >= 0, batch.rhs_val, batch.lhs_val)
+    is_value = value_positions(batch, task)
+    positions = torch.arange(batch.tokens.shape[1])
+    last = torch.where(is_value, positions, -1).max(1).values.clamp(min=0)
+    first = torch.where(is_value, positions, batch.tokens.shape[1]).min(1).values.clamp(max=task.prefix_len - 1)
+    rows = torch.arange(len(batch))
+    return {"correct": batch.answers,
+            "most recent value": (batch.tokens[rows, last] + literal) % n,
+            "first value": (batch.tokens[rows, first] + literal) % n,
+            "literal twice": (2 * literal) % n,
+            "literal alone": literal % n}
+
+
+def shortcut_batch(task, n: int, seed: int = 0):
+    """Up to n 1-var training sequences (variable on an allowed side) in which the correct answer and the
+    first four rules' answers all differ, so that each answer names one rule."""
+    import torch
+    from ..data import sample_queries
+    pool = sample_queries(task, 20 * n, torch.Generator().manual_seed(seed), kind="1var_train")
+    answers = shortcut_answers(task, pool)
+    values = torch.stack([answers[k] for k in SHORTCUTS[:4]], 1)
+    distinct = (values[:, :, None] != values[:, None, :]).sum((1, 2)) == values.shape[1] * (values.shape[1] - 1)
+    return pool[torch.nonzero(distinct).flatten()[:n]]
+
+
+def shortcut_table(model, n: int = 2000, seed: int = 0) -> dict[str, float]:
+    """Share of the model's answers on `shortcut_batch` that each rule predicts (they can add up to less
+    than 1: 'other'), and how many sequences were used."""
+    from .interventions import predict
+    task = model.config.task
+    batch = shortcut_batch(task, n, seed)
+    guess = predict(model, batch.tokens)
+    answers = shortcut_answers(task, batch)
+    out = {rule: float((guess == answers[rule]).float().mean()) for rule in SHORTCUTS}
+    named = sum((guess == answers[rule]) for rule in SHORTCUTS) > 0
+    out["other"] = float((~named).float().mean())
+    out["n"] = int(len(batch))
+    return out
