@@ -41,9 +41,13 @@ def set_threads(threads: int | None) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .runs import Run, run_path, train_or_load
+    from .runs import Run, continue_run, run_path, train_or_load
     config = config_from_args(args)
     set_threads(args.threads)
+    if args.continue_from:
+        if not args.name:
+            raise ConfigError("--continue-from needs --name for the continued run")
+        continue_run(Run(run_path(args.continue_from, args.root)), config, args.name, args.root)
     run = train_or_load(config, name=args.name, root=args.root, device=args.device,
                         progress=not args.no_progress, keep_checkpoints=args.keep_checkpoints)
     final = run.final()
@@ -114,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--keep-checkpoints", choices=("all", "none"), default="all",
                        help="weights at every eval step ('all', default) or only the final model")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.add_argument("--continue-from", metavar="RUN",
+                       help="continue this finished run (same settings, more --steps) into --name")
     add_config_flags(train)
     train.set_defaults(func=cmd_train)
 

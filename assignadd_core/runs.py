@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .checkpoint import CheckpointError, load_model, read_json
+from .checkpoint import CheckpointError, atomic_write_text, load_model, read_json
 from .config import ConfigError, RunConfig
 from .locks import exclusive
 
@@ -153,3 +153,30 @@ def train_or_load(config: RunConfig, name: str | None = None, root: Path | None 
         raise CheckpointError(f"{run.path}: run is missing or unfinished and training is switched off")
     from .trainer import train  # torch-heavy; only needed when we actually train
     return train(config, run.path, device=device, progress=progress, keep_checkpoints=keep_checkpoints)
+
+
+def continue_run(source: Run, config: RunConfig, name: str, root: Path | None = None) -> Run:
+    """Start run `name` as the continuation of the finished run `source` to more steps (`config` must be
+    the source's config with only `train.steps` raised). The training stream is a function of seed and
+    step and AdamW has no schedule, so training on from the source's saved state at its last step gives
+    exactly the run that `config` would train from scratch. The new folder gets the source's metrics and
+    resume state; `train_or_load(config, name)` then trains steps source_steps + 1 .. config.train.steps.
+    (Its metrics keep the source's extra row at the source's last step, and the loss of the first row after
+    it averages the steps since that row only.)"""
+    import shutil
+    target = Run(run_path(name, root))
+    if target.exists():
+        return target  # already continued (maybe finished): train_or_load takes it from here
+    old = source.config
+    if old.replace(steps=config.train.steps) != config or config.train.steps <= old.train.steps:
+        raise ConfigError(f"{name}: a continuation may only raise train.steps of {source.path}"
+                          f" ({old.train.steps}); got a config that differs in more (or fewer steps)")
+    state = source.resume_dir / "state.json"
+    if not source.is_complete() or not state.is_file():
+        raise CheckpointError(f"{source.path}: cannot be continued: it is unfinished or its resume state"
+                              " (resume/, never committed) is gone; retrain it with the longer config instead")
+    target.path.mkdir(parents=True)
+    shutil.copytree(source.resume_dir, target.resume_dir)
+    shutil.copy2(source.metrics_path, target.metrics_path)
+    atomic_write_text(target.config_path, config.to_json() + "\n")
+    return target
