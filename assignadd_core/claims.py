@@ -23,8 +23,9 @@ import pandas as pd
 from .checkpoint import atomic_write_text
 from .config import ConfigError
 from .runs import DEFAULT_ROOT
+from .verdicts import RULES
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "not yet run")
+VERDICTS = ("reproduced", "partly", "not reproduced", "not yet run", "finding")  # "finding": ours, no paper claim
 CLAIMS_ENV = "ASSIGNADD_CLAIMS_DIR"  # set by the book driver only
 
 
@@ -57,6 +58,8 @@ CLAIMS = {
                 "threshold r ≈ 0.2 (2-var union exact)", "chapters/09_data_thresholds"),
     "C10": Claim("The negative gradient on the layer-2 QK matrix points toward the identity block once layer 1"
                  " copies variable identities", "gradient's structure during phases 1–2", "chapters/08_theory"),
+    "R1": Claim("How often a seed goes through the three phases within 40,000 steps (this book's finding)",
+                "one seed shown; no statement", "chapters/03_reliability"),
 }
 
 
@@ -101,8 +104,44 @@ def claims_table(root: Path | None = None) -> pd.DataFrame:
         path = records_dir(root) / f"{key}.json"
         record = json.loads(path.read_text()) if path.is_file() else {"ours": "—", "verdict": "not yet run"}
         rows.append({"claim": key, "statement": claim.statement, "paper": claim.paper, "ours": record["ours"],
-                     "verdict": record["verdict"], "chapter": claim.chapter})
+                     "verdict": record["verdict"], "rule": RULES.get(key, "—"), "chapter": claim.chapter})
     return pd.DataFrame(rows)
+
+
+VERDICT_COLORS = {"reproduced": "#1a7f37", "partly": "#9a6700", "not reproduced": "#cf222e",
+                  "not yet run": "#6e7781", "finding": "#0969da"}
+
+
+def chapter_title(chapter: str, chapters_dir: Path) -> str | None:
+    """The first `# ` heading of an executed chapter, or None when it is not built."""
+    path = Path(chapters_dir) / f"{chapter.split('/')[-1]}.ipynb"
+    if not path.is_file():
+        return None
+    cells = json.loads(path.read_text())["cells"]
+    heads = [line[2:] for c in cells if c["cell_type"] == "markdown"
+             for line in "".join(c["source"]).splitlines() if line.startswith("# ")]
+    return heads[0] if heads else chapter.split("/")[-1]
+
+
+def claims_html(table: pd.DataFrame, chapters_dir: Path) -> str:
+    """The claims table as HTML: claim, statement, paper, ours, verdict (coloured), the rule, chapter link."""
+    import html
+
+    def cell(text) -> str:
+        return f"<td>{html.escape(str(text))}</td>"
+
+    def link(chapter: str) -> str:
+        slug, title = chapter.split("/")[-1], chapter_title(chapter, chapters_dir)
+        return f'<a href="{slug}.html">{html.escape(title)}</a>' if title else f"{html.escape(slug)} (not built yet)"
+
+    rows = "".join(
+        f"<tr><td><b>{r.claim}</b></td>{cell(r.statement)}{cell(r.paper)}{cell(r.ours)}"
+        f'<td style="color:{VERDICT_COLORS[r.verdict]};font-weight:bold">{r.verdict}</td>'
+        f'<td style="font-size:85%">{html.escape(r.rule)}</td><td>{link(r.chapter)}</td></tr>'
+        for r in table.itertuples())
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "ours", "verdict", "rule", "chapter"))
+    return f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
 
 
 def write_claims_csv(root: Path | None = None) -> Path | None:

@@ -508,3 +508,23 @@ def scatter_labels_figure(x, y, labels, title: str, x_title: str, y_title: str):
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=520, width=560)
     fig.update_yaxes(scaleanchor="x", scaleratio=1)
     return fig
+
+
+def phase_strip_figure(steps, paper_steps: dict, title: str):
+    """One marker per run for each transition (rows of `steps`: runs; columns: transitions, NaN = not
+    found), with the paper's step ranges as grey bars."""
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    transitions = [c for c in steps.columns]
+    for i, (run, row) in enumerate(steps.iterrows()):
+        found = [(t, row[t]) for t in transitions if row[t] == row[t] and row[t] is not None]
+        fig.add_trace(go.Scatter(x=[float(v) for _, v in found], y=[t for t, _ in found], mode="markers", name=run,
+                                 marker={"size": 11, "color": _LINE_COLORS[i % len(_LINE_COLORS)],
+                                         "symbol": ("circle", "diamond", "square", "triangle-up")[i // 6 % 4]}))
+    for t, (lo, hi) in paper_steps.items():
+        if t in transitions:
+            fig.add_trace(go.Scatter(x=[lo, hi], y=[t, t], mode="lines", line={"color": "#888888", "width": 14},
+                                     opacity=0.35, name=f"paper: {t}", hoverinfo="name+x"))
+    fig.update_layout(title=title, xaxis_title="training step", yaxis_title="transition", height=420,
+                      yaxis={"categoryorder": "array", "categoryarray": transitions[::-1]})
+    return fig

@@ -87,6 +87,8 @@ RULES = {
            " within 0.2, not reproduced otherwise or without a threshold inside the grid; a curve that reached"
            " the level earlier and dipped again gets at most partly."),
     "C9": "As C8, on the r sweep and the 2-var union exact set.",
+    "R1": ("No verdict (the paper shows one seed and makes no statement): the share of seeds in which the phase"
+           " detector finds all three phases within 40,000 steps, with an exact (Clopper–Pearson) 95 % interval."),
 }
 
 
