@@ -7,7 +7,10 @@ from assignadd_core.analysis import addition
 from assignadd_core.checkpoint import load_tl_state_dict, reference_weights_path
 from assignadd_core.config import RunConfig
 from assignadd_core.data import LITERAL, Vocab
+from assignadd_core.data import make_split
 from assignadd_core.model import AssignAddTransformer
+
+import handbuilt
 
 TINY = RunConfig().replace(modulus=7, n_vars=5, n_left_only=1, n_right_only=1, d_model=16, d_mlp=32)
 
@@ -37,6 +40,14 @@ def test_twins_differ_only_in_the_query_operands(kind):
         # the variable's value token holds the operand value, right after the variable's own token
         assert torch.equal(variable.tokens[rows[has], src[has]], getattr(variable, f"{side}_val")[has])
         assert torch.equal(variable.tokens[rows[has], src[has] - 1], var[has] + var0)
+    split = make_split(task)  # only variables (and sides) allowed in training
+    if kind == "2var":
+        allowed = {tuple(p) for p in split.allowed_var_pairs.tolist()}
+        assert {(int(a), int(b)) for a, b in zip(variable.lhs_var, variable.rhs_var)} <= allowed
+    elif kind == "1var_left":
+        assert set(variable.lhs_var.tolist()) <= set(split.left_vars.tolist())
+    else:
+        assert set(variable.rhs_var.tolist()) <= set(split.right_vars.tolist())
 
 
 def test_cosine_groups_on_a_commutative_representation():
@@ -52,6 +63,14 @@ def test_cosine_groups_on_a_commutative_representation():
     table = addition.summarize(groups)
     assert list(table.index) == list(addition.GROUPS)
     assert table.loc["matched", "mean"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_summarize_statistics():
+    values = np.arange(101, dtype=float)
+    table = addition.summarize({"matched": values, "mismatched": -values})
+    assert table.loc["matched"].to_dict() == pytest.approx(
+        {"n": 101, "mean": 50.0, "std": float(np.sqrt((101 ** 2 - 1) / 12)), "q05": 5.0, "min": 0.0, "max": 100.0})
+    assert table.loc["mismatched", "q05"] == pytest.approx(-95.0)
 
 
 def test_cosine_groups_see_unrelated_inputs():
@@ -86,6 +105,64 @@ def test_patching_the_whole_mlp_input_hands_over_the_donors_output(model):
     assert report.loc["mismatched variable → literal (control)", "donor_argmax"] == pytest.approx(1.0)
     assert report.loc["variable → literal", "donor_argmax"] == pytest.approx(1.0)
     assert set(report.columns) >= {"same_argmax", "correct", "follows_donor", "rel_logit_change"}
+
+
+# ---------------------------------------------------------------------------- on the hand-built solver
+@pytest.fixture(scope="module")
+def solver():
+    return handbuilt.exact_model()
+
+
+def test_shared_addition_on_the_solver(solver):
+    """Layer 2 puts 1/2 on each operand value, literal or fetched: its output is exactly half the OV2
+    prediction for both twins (cosine 1). The MLP input at `=` differs between twins only by the
+    copied variables (1/2 each, layer 1's output at `=`): residual EQ + POS + OPER/2 (+ COPY/2), so the
+    matched cosine is sqrt(5/6) for n1 != n2 and sqrt(6/7) for n1 = n2."""
+    result = addition.shared_addition_test(solver, "2var")
+    pairs = torch.stack([result["literal"].lhs_val, result["literal"].rhs_val], 1)
+    assert np.allclose(result["ov_literal"]["matched"], 1.0, atol=1e-5)
+    assert np.allclose(result["ov_variable"]["matched"], 1.0, atol=1e-5)
+    double = (pairs[:, 0] == pairs[:, 1]).numpy()
+    expected = np.where(double, np.sqrt(6 / 7), np.sqrt(5 / 6))
+    assert np.allclose(result["mlp_input"]["matched"], expected, atol=1e-5)
+
+
+def test_shared_addition_sees_a_model_that_cannot_fetch_variables(solver):
+    """With layer 1 silenced (no copied variables), the literal twin still reads its operands (cosine 1
+    with the OV2 prediction) but the variable twin spreads layer 2 evenly over every number in the
+    prompt: right only when the prompt holds no distractor assignment."""
+    broken = handbuilt.exact_model()
+    with torch.no_grad():
+        broken.blocks[0].attn.W_O.zero_()
+    result = addition.shared_addition_test(broken, "2var")
+    assert np.allclose(result["ov_literal"]["matched"], 1.0, atol=1e-5)
+    distractor = (result["variable"].n_assign > 2).numpy()
+    assert 0 < distractor.sum() < len(distractor)
+    assert np.allclose(result["ov_variable"]["matched"][~distractor], 1.0, atol=1e-5)
+    assert result["ov_variable"]["matched"][distractor].mean() < 0.9
+
+
+def test_patch_report_on_the_solver(solver):
+    """Twins have the same answer and the solver is right on all of them: patching the twin's MLP input
+    keeps every answer (the copied variables are read by nothing downstream). The control's donor is
+    another pair: the answer follows the donor on every row, and is 'correct' only where the two
+    sums agree."""
+    literal, variable = addition.twin_batches(solver.config.task, "2var")
+    report = addition.patch_report(solver, literal, variable, seed=1)
+    for name in ("variable → literal", "literal → variable"):
+        row = report.loc[name]
+        assert row[["clean_accuracy", "same_argmax", "correct", "follows_donor", "donor_argmax"]].tolist() == [1.0] * 5
+        assert row["rel_logit_change"] == pytest.approx(0.0, abs=1e-6)
+    control = report.loc["mismatched variable → literal (control)"]
+    assert control["clean_accuracy"] == 1.0
+    assert control["follows_donor"] == 1.0 and control["donor_argmax"] == 1.0
+    assert control["correct"] == control["same_argmax"] < 1
+    assert control["rel_logit_change"] > 0.5
+    louder = handbuilt.exact_model()
+    with torch.no_grad():
+        louder.unembed.W_U.mul_(10.0)  # logits 10x: relative changes stay the same
+    loud = addition.patch_report(louder, literal, variable, seed=1).loc["mismatched variable → literal (control)"]
+    assert loud["rel_logit_change"] == pytest.approx(control["rel_logit_change"], rel=1e-4)
 
 
 @pytest.mark.paper
