@@ -164,21 +164,6 @@ def load_tl_state_dict(path: Path, config: RunConfig | None = None) -> AssignAdd
     return model
 
 
-def load_any(path: Path, config: RunConfig | None = None) -> AssignAddTransformer:
-    """A run directory (its final checkpoint), one of our .safetensors files, or a TL .pth state dict."""
-    path = Path(path)
-    if path.is_dir():
-        from .runs import Run
-        return Run(path).load_model()
-    if path.suffix == ".safetensors":
-        return load_model(path, config)
-    if path.suffix in (".pth", ".pt"):
-        return load_tl_state_dict(path, config)
-    if not path.exists():
-        raise CheckpointError(f"{path}: no such file or run directory")
-    raise CheckpointError(f"{path}: unknown model file type (expected a run directory, .safetensors or .pth)")
-
-
 def read_json(path: Path) -> dict:
     try:
         return json.loads(Path(path).read_text())

@@ -57,7 +57,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .checkpoint import load_any
+    from .rundir import load_any
     from .evaluation import evaluate
     set_threads(args.threads)
     config = RunConfig.from_json(args.config.read_text()) if args.config else None

@@ -33,7 +33,6 @@ import itertools
 import json
 import os
 import shutil
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -551,7 +550,3 @@ def register_cli(subparsers) -> None:
     lst = sub.add_parser("list", help="the defined sweeps")
     lst.set_defaults(func=cmd_list)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    from .cli import main
-    sys.exit(main(["sweep", *sys.argv[1:]]))

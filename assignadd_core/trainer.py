@@ -35,7 +35,7 @@ from .data import POOL_NAMES, TrainStream, make_split
 from .evaluation import evaluate, pool_accuracies
 from .measures import MEASURE_NAMES, all_measures
 from .model import AssignAddTransformer
-from .runs import Run
+from .rundir import Run
 
 METRIC_COLUMNS = ("step", "loss", *POOL_NAMES, *MEASURE_NAMES, "elapsed_s")
 KEEP_CHOICES = ("all", "none")
