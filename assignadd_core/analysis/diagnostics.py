@@ -19,16 +19,6 @@ from ..model import AssignAddTransformer
 DECOMPOSITION_PARTS = ("token·token", "token·position", "position·token", "position·position")
 
 
-def _qk(model: AssignAddTransformer, layer: int) -> torch.Tensor:
-    attn = model.blocks[layer].attn
-    return attn.W_Q[0] @ attn.W_K[0].T * attn.scale
-
-
-def _ov(model: AssignAddTransformer, layer: int) -> torch.Tensor:
-    attn = model.blocks[layer].attn
-    return attn.W_V[0] @ attn.W_O[0]
-
-
 @torch.no_grad()
 def eq_query_decomposition(model: AssignAddTransformer) -> dict[str, torch.Tensor]:
     """{part: [n_vars, 2]}: the four bilinear parts of the layer-1 score from `=` (token `=` at the last
@@ -37,7 +27,7 @@ def eq_query_decomposition(model: AssignAddTransformer) -> dict[str, torch.Tenso
     task = model.config.task
     vocab = Vocab(task)
     n = task.seq_len
-    qk = _qk(model, 0)
+    qk = model.QK[0, 0].AB * model.blocks[0].attn.scale
     e_eq, p_eq = model.W_E[vocab.eq], model.W_pos[n - 1]
     e_var = model.W_E[vocab.var0: vocab.var0 + task.n_vars]
     p_keys = torch.stack([model.W_pos[n - 3], model.W_pos[n - 2]])  # lhs, rhs
@@ -53,7 +43,8 @@ def token_maps(model: AssignAddTransformer, layer: int, queries: torch.Tensor, k
     """{"OV": W_E[q] OV W_E[k]ᵀ, "QK": W_E[q] QK W_E[k]ᵀ} of one layer, rows = `queries`, columns = `keys`
     (token ids); OV rows read "what attending to token q writes, seen along token k's embedding"."""
     e_q, e_k = model.W_E[queries], model.W_E[keys]
-    return {"OV": (e_q @ _ov(model, layer) @ e_k.T).cpu(), "QK": (e_q @ _qk(model, layer) @ e_k.T).cpu()}
+    qk = model.QK[layer, 0].AB * model.blocks[layer].attn.scale
+    return {"OV": (e_q @ model.OV[layer, 0].AB @ e_k.T).cpu(), "QK": (e_q @ qk @ e_k.T).cpu()}
 
 
 @torch.no_grad()

@@ -35,8 +35,7 @@ LAYER2_SCORES = "blocks.1.attn.hook_attn_scores"
 
 
 def folded_qk2(model: AssignAddTransformer) -> torch.Tensor:
-    attn = model.blocks[1].attn
-    return (attn.W_Q[0] @ attn.W_K[0].T).detach()
+    return model.QK[1, 0].AB.detach()
 
 
 def qk2_gradient(model: AssignAddTransformer, tokens: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
@@ -77,8 +76,7 @@ def variable_copies(model: AssignAddTransformer) -> torch.Tensor:
     """U [n_vars, d]: u_v = W_E[v] OV1, the variable identity as layer 1 writes it."""
     task = model.config.task
     var0 = Vocab(task).var0
-    attn = model.blocks[0].attn
-    return (model.W_E[var0: var0 + task.n_vars] @ (attn.W_V[0] @ attn.W_O[0])).detach()
+    return (model.W_E[var0: var0 + task.n_vars] @ model.OV[0, 0].AB).detach()
 
 
 def project(matrix: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
