@@ -10,6 +10,8 @@ from assignadd_core.checkpoint import save_model
 from assignadd_core.model import AssignAddTransformer
 from assignadd_core.runs import Run
 
+import handbuilt
+
 TINY = RunConfig().replace(modulus=7, n_vars=5, n_left_only=1, n_right_only=1, d_model=16, d_mlp=32,
                            pool_size=300)
 
@@ -96,4 +98,64 @@ def test_restricted_over_training_on_a_run(tmp_path):
     table = gen.evaluate_table(run.load_model(), pools["1var_var_restricted"])
     from assignadd_core.evaluation import batch_accuracy
     assert table["correct"].mean() == pytest.approx(batch_accuracy(run.load_model(), pools["1var_var_restricted"]))
-    assert isinstance(gen.accuracy_by(table, ["lhs", "rhs"]), pd.DataFrame)
+    by_pair = gen.accuracy_by(table, ["lhs", "rhs"])
+    assert by_pair["n"].sum() == len(table) and set(by_pair.index.names) == {"lhs", "rhs"}
+
+
+def test_difference_is_lhs_minus_rhs():
+    """A planted failure on n1 = n2 + 1 shows at difference 1 only (not at N - 1)."""
+    union_batch = exact_sets(TINY.task)["2var_union"]
+    n = TINY.task.modulus
+    table = table_of(union_batch, (union_batch.lhs_val - union_batch.rhs_val) % n != 1)
+    assert (table["difference"] == (table["lhs_val"] - table["rhs_val"]) % n).all()
+    by_difference = gen.residue_accuracy(table, "difference")
+    assert by_difference.loc[1, "accuracy"] == 0.0 and by_difference.loc[n - 1, "accuracy"] == 1.0
+    assert (table["answer"] == (table["lhs_val"] + table["rhs_val"]) % n).all()
+
+
+def test_operand_rows_mark_each_sides_own_restriction():
+    """2var_var_restricted_1 has exactly one operand in a forbidden position per sequence, on either side."""
+    table = table_of(eval_pools(TINY.task)["2var_var_restricted_1"])
+    long = gen.operand_rows(table)
+    assert int(long["forbidden"].sum()) == len(table)
+    for side in gen.SIDES:
+        part = long[long["side"] == side]
+        assert 0 < int(part["forbidden"].sum()) < len(part)
+        assert (part["forbidden"] == part[f"{side}_forbidden"]).all()
+        assert (part["variable"] == part[side]).all()
+
+
+def test_evaluate_table_on_a_model_of_known_accuracy():
+    """The rigged solver is wrong exactly on n1 = n2; evaluate_table says so row by row, in eval mode,
+    and gives the model back in the mode it came in."""
+    rigged = handbuilt.exact_model(answer=handbuilt.wrong_on_doubles)
+    batch = eval_pools(handbuilt.CONFIG.task)["2var_train"]
+    rigged.train()
+    table = gen.evaluate_table(rigged, batch)
+    assert rigged.training
+    assert (table["correct"] == (table["lhs_val"] != table["rhs_val"])).all()
+    assert 0 < table["correct"].mean() < 1
+
+
+def test_restricted_over_training_reads_each_checkpoint(tmp_path):
+    """Checkpoint 1 is the rigged solver (wrong on n1 = n2), checkpoint 2 the solver, the final model a
+    random one: each step's breakdown is that checkpoint's."""
+    run = Run(tmp_path / "handbuilt")
+    run.path.mkdir(parents=True)
+    run.config_path.write_text(handbuilt.CONFIG.to_json())
+    run.checkpoint_dir.mkdir()
+    save_model(handbuilt.exact_model(answer=handbuilt.wrong_on_doubles), run.checkpoint_path(1))
+    save_model(handbuilt.exact_model(), run.checkpoint_path(2))
+    torch.manual_seed(0)
+    save_model(AssignAddTransformer(handbuilt.CONFIG), run.model_path)
+    pools = {name: eval_pools(handbuilt.CONFIG.task)[name] for name in ("1var_var_restricted", "2var_var_restricted_1")}
+    long = gen.restricted_over_training(run, [1, 2], pools).set_index(["step", "pool", "variable", "side"])
+    for name, batch in pools.items():
+        table = gen.sequence_table(handbuilt.CONFIG.task, batch, batch.lhs_val != batch.rhs_val)
+        rows = gen.operand_rows(table)
+        expected = gen.accuracy_by(rows[rows["forbidden"]], ["variable", "side"])
+        assert (expected["accuracy"] < 1).any()  # the two checkpoints differ on this pool
+        for (variable, side), row in expected.iterrows():
+            assert long.loc[(1, name, variable, side), "accuracy"] == pytest.approx(row["accuracy"])
+            assert long.loc[(2, name, variable, side), "accuracy"] == 1.0
+            assert long.loc[(1, name, variable, side), "n"] == row["n"]
