@@ -112,3 +112,15 @@ def test_a_one_row_blip_is_not_the_jump():
     for name in ("1var_train", "2var_train", "m3_l2_var_identity_qk"):
         table.loc[blip, name] = 1.0
     assert abs(detect_phases(table)["jump"] - 5300) <= 200
+
+
+def test_a_jump_spread_over_300_steps_is_found():
+    """Like seed 42: the variable pools rise from 0.5 to 0.85 within about 300 steps (largest one-interval
+    rise about 0.17); smoothing must not hide it."""
+    steps = np.arange(1, 40001, 100)
+    table = synthetic(refine=False)
+    var = 0.5 + 0.35 * sigmoid(steps, 2600, 60)
+    for name in ("1var_train", "2var_train"):
+        table[name] = var
+    table["m3_l2_var_identity_qk"] = 0.17 + 0.66 * sigmoid(steps, 2600, 60)
+    assert abs(detect_phases(table)["jump"] - 2600) <= 100

@@ -8,10 +8,12 @@ must hold for `SUSTAIN` rows in a row. Rules, on the eval rows of `metrics.csv` 
 * **addition** – the first step from which `0var_train` stays at or above `ADDITION_LEVEL` (0.95).
   It counts as "addition first" when, at that step, the variable pools (mean of `1var_train` and
   `2var_train`) are still below `VARIABLE_LOW` (0.9); `addition_first` reports it.
-* **jump** – after addition, the step with the largest rise, from the previous row, of the smoothed
-  mean of `1var_train`, `2var_train` and the layer-2 identity measure `m3_l2_var_identity_qk`, if that
-  rise is at least `JUMP_MIN_RISE` (0.1 in one eval interval) and the mean stays at least that much
-  above its pre-jump value for `SUSTAIN` rows; otherwise None.
+* **jump** – after addition, the step with the largest rise, from the previous row, of the mean of
+  `1var_train`, `2var_train` and the layer-2 identity measure `m3_l2_var_identity_qk` (raw: a jump is a
+  rise of at least `JUMP_MIN_RISE`, 0.1, within one eval interval), provided it lasts: the smoothed mean
+  stays at least that much above its value before the rise for `SUSTAIN` rows; otherwise the next largest
+  rise is tried, and None when no rise qualifies. (A first version measured the one-interval rise on the
+  smoothed curve, where smoothing spreads a 300-step jump over nine rows; it missed seed 42's jump.)
 * **plateau and final rise** – the smoothed mean of the three var-restricted pools after the jump. Its
   final level is the median of the last `FINAL_ROWS` rows; if that is at least `REFINED_LEVEL` (0.9),
   `refinement_end` is the first step from which the curve stays within `END_TOLERANCE` of the final
@@ -102,15 +104,16 @@ def detect_phases(metrics: pd.DataFrame) -> dict:
         row = m.iloc[at]
         result["addition_first"] = bool((row["1var_train"] + row["2var_train"]) / 2 < VARIABLE_LOW)
 
-    signal = smooth(m[list(JUMP_SIGNAL)].mean(axis=1))
-    rise = signal.diff()
+    raw = m[list(JUMP_SIGNAL)].mean(axis=1)
+    signal = smooth(raw)
+    rise = raw.diff()  # a jump is sharp: one eval interval on the raw curve ...
     if at is not None:
         rise = rise[steps > steps[at]]
     for index in rise.sort_values(ascending=False).index:  # largest rises first; the first sustained one
         if not rise[index] >= JUMP_MIN_RISE:
             break
-        before = signal[index - 1]
-        if bool((signal[index: index + SUSTAIN] >= before + JUMP_MIN_RISE).all()):
+        before = signal[max(index - SMOOTH, 0)]  # ... and it lasts: the smoothed curve stays up
+        if bool((signal[index + SMOOTH // 2: index + SMOOTH // 2 + SUSTAIN] >= before + JUMP_MIN_RISE).all()):
             result["jump"], result["jump_rise"] = int(steps[index]), float(rise[index])
             jump_index = int(index)
             break
