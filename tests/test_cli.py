@@ -150,3 +150,53 @@ def test_eval_of_the_reference_weights(capsys):
     for part in result.values():
         for name, accuracy in part.items():
             assert accuracy > 0.95, (name, accuracy)
+
+
+def test_eval_config_reads_a_state_dict_with_that_config(cli_run, capsys, tmp_path):
+    """`--config` tells eval how to read a .pth state dict: with the run's own config, the tiny weights load
+    and give the run's own numbers (without it they are refused, see above)."""
+    from safetensors.torch import load_file
+    path = tmp_path / "tiny.pth"
+    torch.save(load_file(str(cli_run / "model.safetensors")), path)
+    assert main(["eval", str(path), "--json", "--config", str(cli_run / "config.json")]) == 0
+    assert json.loads(capsys.readouterr().out) == eval_json(cli_run, capsys)
+
+
+def test_train_threads_sets_torchs_threads(tmp_path, monkeypatch):
+    """`--threads N` is in effect when training starts (the trainer stand-in records it, then stops)."""
+    import assignadd_core.runs as runs
+    seen = []
+
+    def record(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runs, "train_or_load", record)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert main(["train", *TINY_FLAGS, "--root", str(tmp_path), "--name", "t", "--threads", "1"]) == 130
+        assert seen == [1]
+        assert main(["train", *TINY_FLAGS, "--root", str(tmp_path), "--name", "t", "--threads", "0"]) == 2
+        assert seen == [1]  # refused before training
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_ctrl_c_exits_130_and_says_how_to_resume(tmp_path):
+    """A real Ctrl-C (SIGINT) in the middle of training: exit code 130, a line naming the resume step, and the
+    same command resumes."""
+    import signal
+    import time
+    cmd = [sys.executable, "-m", "assignadd_core", "train", *TINY_FLAGS[:-6], "--steps", "4000", "--batch-size", "32",
+           "--eval-every", "5", "--pool-size", "50", "--root", str(tmp_path), "--name", "c", "--no-progress",
+           "--threads", "1"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    metrics = tmp_path / "c" / "metrics.csv"
+    deadline = time.time() + 120
+    while (not metrics.is_file() or metrics.read_text().count("\n") < 4) and time.time() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "resumes from step" in out + err
