@@ -75,3 +75,18 @@ def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:
     if show:
         print("Parameters of this execution: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))
     return SimpleNamespace(**params)
+
+
+def chapter_run(P: SimpleNamespace, analysis_only: bool = True):
+    """The run a single-run chapter reads, from its `run`, `seed`, `steps`, `overrides` and `device`
+    parameters: (config, Run, final model in eval mode). The run is trained first when it does not exist
+    (with a progress bar). With `analysis_only`, gradients are switched off afterwards for the kernel."""
+    import torch
+
+    from .config import RunConfig
+    from .runs import train_or_load
+    config = RunConfig().replace(seed=P.seed, steps=P.steps, **P.overrides)
+    run = train_or_load(config, name=P.run, device=P.device)
+    if analysis_only:
+        torch.set_grad_enabled(False)
+    return config, run, run.load_model().eval()
