@@ -51,3 +51,19 @@ def test_shortcut_rules_on_sequences_where_they_disagree():
     # a model that always gives twice the literal is caught by that rule
     twice = handbuilt.exact_model(answer=lambda a, b: (2 * b) % task.modulus)
     assert reliability.shortcut_table(twice, 200)["correct"] < 0.2
+
+
+def test_seed_runs_lists_missing_runs_and_never_trains_unless_asked(tmp_path):
+    from assignadd_core.config import ConfigError
+    from tiny import TINY
+    overrides = {k: v for k, v in TINY.items() if k != "steps"}
+    runs, missing = reliability.seed_runs(["a", "b"], [1, 2], 20, overrides, root=tmp_path)
+    assert runs == {} and missing == ["a", "b"] and not any(tmp_path.iterdir())
+    runs, missing = reliability.seed_runs(["a"], [1], 20, overrides, train_missing=True, root=tmp_path)
+    assert list(runs) == ["a"] and missing == []
+    runs, missing = reliability.seed_runs(["a", "b"], [1, 2], 20, overrides, root=tmp_path)
+    assert list(runs) == ["a"] and missing == ["b"]
+    # a run with the same name but other settings is not this config's run
+    assert reliability.seed_runs(["a"], [1], 30, overrides, root=tmp_path) == ({}, ["a"])
+    with pytest.raises(ConfigError):
+        reliability.seed_runs(["a", "b"], [1], 20, overrides, root=tmp_path)
