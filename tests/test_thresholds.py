@@ -114,3 +114,54 @@ def test_the_report_states_the_bracket_the_dip_and_the_verdict():
     assert "below the grid" in crossing(GRID, np.ones(20)).describe()
     assert "does not stay" in crossing(GRID, np.zeros(20)).describe()
     assert logistic_fit(GRID[:3], np.ones(3)).describe().startswith("none: only 3 measured values")
+
+
+def test_a_point_exactly_at_the_level_reaches_it():
+    x = np.array([0.1, 0.2, 0.3, 0.4])
+    result = crossing(x, np.array([0.5, 0.9, 0.9, 1.0]), level=0.9)
+    assert result.value == pytest.approx(0.2) and result.below == pytest.approx(0.1)
+    last = crossing(x, np.array([0.5, 0.6, 0.7, 0.9]), level=0.9)
+    assert last.value == pytest.approx(0.4) and last.below == pytest.approx(0.3)
+    # an earlier point exactly at the level, then a dip: the earlier point already reached it
+    dip = np.array([0.9, 0.5, 0.95, 0.95])
+    assert reached_earlier(x, dip, crossing(x, dip, 0.9)) == [pytest.approx(0.1)]
+
+
+def test_mean_curve_is_the_mean_over_seeds_not_the_median():
+    values, means = mean_curve([0.1, 0.1, 0.1, 0.2], [0.0, 0.0, 0.9, 1.0])
+    assert means == pytest.approx([0.3, 1.0])
+    assert crossing([0.1, 0.1, 0.1, 0.2], [0.0, 0.0, 0.9, 1.0], 0.9).below == pytest.approx(0.1)
+
+
+def test_points_with_a_missing_grid_value_are_left_out():
+    values, means = mean_curve([0.1, np.nan, 0.2], [0.5, 1.0, 0.8])
+    assert list(values) == [0.1, 0.2] and means == pytest.approx([0.5, 0.8])
+
+
+def test_verdict_boundaries_are_inclusive():
+    """Bracket (0.5, 0.75], paper 0.25: distance 0.25 (all values exact in binary)."""
+    from assignadd_core.analysis.thresholds import Crossing
+    found = Crossing(0.75, 0.5, 0.9)
+    assert verdict(True, found, 0.25, close=0.25, near=0.5) == "reproduced"
+    assert verdict(True, found, 0.25, close=0.125, near=0.25) == "partly"
+    assert verdict(True, found, 0.25, close=0.0625, near=0.125) == "not reproduced"
+    assert verdict(True, found, 0.625, close=0.0, near=0.0) == "reproduced"  # paper inside the bracket
+    assert verdict(True, found, 0.25, close=0.25, near=0.5, earlier=[0.125]) == "partly"
+
+
+def test_completeness_needs_one_seed_with_every_value():
+    """Seed 42 finished every grid value (one of them failed, which counts as finished), seed 43 the
+    first five, seed 44 none: complete, with results from seeds 42 and 43."""
+    import pandas as pd
+    curve = np.where(GRID < 0.25, 0.05, 0.99)
+    partial = np.where(np.arange(20) < 5, curve, np.nan)
+    frame = pd.concat([status_frame(curve, seeds=(42,)), status_frame(partial, seeds=(43,)),
+                       status_frame(np.full(20, np.nan), seeds=(44,))])
+    frame.loc[(frame["seed"] == 42) & (frame["train_fraction"] == GRID[10]), "status"] = "failed"
+    summary = threshold_summary(frame, "train_fraction", paper=0.25)
+    assert summary["complete"] and summary["n_finished"] == 20 and summary["n_values"] == 20
+    assert summary["seeds"] == [42, 43]
+    assert summary["verdict"] == "reproduced"
+    half = frame.copy()
+    half.loc[(half["seed"] == 42) & (half["train_fraction"] > 0.5), "status"] = "pending"
+    assert not threshold_summary(half, "train_fraction", paper=0.25)["complete"]
