@@ -67,6 +67,76 @@ def test_gradient_identity_report(model):
 def test_first_step():
     assert theory.first_step([1, 101, 201], [0.1, 0.6, 0.9], 0.5) == 101
     assert theory.first_step([1, 101], [0.1, 0.2], 0.5) is None
+    assert theory.first_step([1, 101], [0.5, 0.9], 0.5) == 1  # reaching the threshold counts
+
+
+def test_gradient_identity_statistics_are_what_they_say(model):
+    """Each statistic against an independent computation: QK2 from the parameters, the subspace share
+    through the orthogonal projector Uᵀ(UUᵀ)⁻¹U onto span{u_v}."""
+    out = theory.gradient_identity(model, step=3, n_batches=1)
+    tokens, answers = theory.training_batch(model, 3, 1)
+    grad = theory.qk2_gradient(model, tokens, answers).double()
+    attn0, attn1 = model.blocks[0].attn, model.blocks[1].attn
+    var0 = model.config.task.modulus + 3
+    u = (model.W_E[var0: var0 + model.config.task.n_vars] @ attn0.W_V[0] @ attn0.W_O[0]).detach().double()
+    qk2 = (attn1.W_Q[0] @ attn1.W_K[0].T).detach().double()
+    assert out["qk2_contrast"] == pytest.approx(theory.diagonal_contrast(u @ qk2 @ u.T), rel=1e-4)
+    assert out["qk2_diag_argmax"] == theory.dominance(u @ qk2 @ u.T)["diag_argmax"]
+    assert out["gram_contrast"] == pytest.approx(theory.diagonal_contrast(u @ u.T), rel=1e-4)
+    assert out["grad_contrast"] == pytest.approx(theory.diagonal_contrast(-(u @ grad @ u.T)), rel=1e-4)
+    assert out["grad_norm"] == pytest.approx(float(grad.norm()), rel=1e-5)
+    projector = u.T @ torch.linalg.inv(u @ u.T) @ u
+    share = float((projector @ grad @ projector).norm() / grad.norm())
+    assert 0.05 < share < 0.95  # neither trivially all nor nothing
+    assert out["grad_fraction_in_subspace"] == pytest.approx(share, rel=1e-4)
+
+
+def fake_run(path, config, seeds):
+    """A run folder holding untrained checkpoints (one seed each) at steps 1, 11, 21, ..."""
+    from assignadd_core.checkpoint import save_model
+    from assignadd_core.runs import Run
+    run = Run(path)
+    run.checkpoint_dir.mkdir(parents=True)
+    run.config_path.write_text(config.to_json())
+    steps = []
+    for i, seed in enumerate(seeds):
+        torch.manual_seed(seed)
+        steps.append(1 + 10 * i)
+        save_model(AssignAddTransformer(config), run.checkpoint_path(steps[-1]))
+    return run, steps
+
+
+def test_gradient_identity_table_rows_are_each_checkpoints(tiny_config, tmp_path):
+    from assignadd_core.analysis.controls import whitened_contrast
+    run, steps = fake_run(tmp_path / "fake", tiny_config, seeds=(11, 12, 13))
+    table = theory.gradient_identity_table(run, steps, n_batches=1)
+    assert table["step"].tolist() == steps
+    assert (table["config_hash"] == tiny_config.hash()).all() and (table["n_batches"] == 1).all()
+    n = tiny_config.task.n_vars
+    for i, step in enumerate(steps):
+        model = run.load_model(step)
+        out = theory.gradient_identity(model, step, n_batches=1)
+        for column in theory.STAT_COLUMNS:
+            assert table.loc[i, column] == pytest.approx(out[column], rel=1e-6, abs=1e-9), (step, column)
+        assert torch.allclose(theory.maps_from_table(table)[i].float(), out["G"], atol=1e-6)
+        if i + 1 < len(steps):
+            following = run.load_model(steps[i + 1])
+            update = theory.folded_qk2(following) - theory.folded_qk2(model)
+            assert table.loc[i, "update_white_contrast"] == pytest.approx(
+                whitened_contrast(update, theory.variable_copies(model)), rel=1e-5)
+            assert table.loc[i, "update_steps"] == steps[i + 1] - step
+    assert table["update_steps"].isna().tolist() == [False, False, True]
+    assert len({round(float(v), 6) for v in table["grad_contrast"]}) == 3  # the checkpoints differ
+    assert theory.maps_from_table(table).shape == (3, n, n)
+
+
+def test_read_cache_refuses_a_table_of_another_config(tiny_config, tmp_path):
+    run, steps = fake_run(tmp_path / "fake", tiny_config, seeds=(1,))
+    path = theory.write_cache(run, steps, n_batches=1, root=tmp_path)
+    assert theory.read_cache(run, root=tmp_path)["step"].tolist() == steps
+    other = tiny_config.replace(seed=tiny_config.train.seed + 1)
+    run.config_path.write_text(other.to_json())
+    assert path.is_file() and theory.read_cache(run, root=tmp_path) is None
 
 
 def test_cache_round_trip(tiny_run, tmp_path):
@@ -99,3 +169,21 @@ def test_c10_summary_windows():
     assert out["before_copying_n"] == 2 and out["pre_rise_n"] == 1
     assert out["pre_rise_share_positive"] == 1.0 and out["before_copying_share_positive"] == 0.0
     assert out["pre_rise_mean_G_diag_argmax"] == 1.0 and out["before_copying_mean_G_contrast"] < 0
+
+
+def test_c10_share_positive_is_strict():
+    """A checkpoint whose G is flat (contrast exactly 0) does not favour the diagonal."""
+    import pandas as pd
+    n = 3
+    maps = [torch.eye(n), torch.ones(n, n), torch.eye(n), torch.ones(n, n)]
+    steps = [1, 101, 201, 301]
+    table = pd.DataFrame([{"step": s, "grad_contrast": theory.dominance(g)["contrast"],
+                           **{f"G_{i}_{j}": float(g[i, j]) for i in range(n) for j in range(n)}}
+                          for s, g in zip(steps, maps)])
+    assert table["grad_contrast"].tolist()[1] == 0.0
+    metrics = pd.DataFrame({"step": steps, "m5_l1_value_prev_token": [1.0] * 4, "m4_l1_eq_to_operands": [1.0] * 4,
+                            "m3_l2_var_identity_qk": [0.0, 0.0, 0.0, 0.0]})
+    out = theory.c10_summary(table, metrics)
+    assert out["m3_rise_step"] is None and out["pre_rise_n"] == 4 and out["before_copying_n"] == 0
+    assert out["pre_rise_share_positive"] == 0.5
+    assert out["pre_rise_mean_contrast"] == pytest.approx(theory.diagonal_contrast(torch.eye(n)) / 2)
