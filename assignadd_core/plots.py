@@ -196,7 +196,7 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
     if fit is not None and fit.ok:
         xs = np.linspace(done[field].min(), done[field].max(), 200)
         fig.add_trace(go.Scatter(x=xs, y=fit(xs), mode="lines", line={"color": "black", "width": 1, "dash": "dot"},
-                                 name=f"logistic fit (midpoint {fit.midpoint:.3f} ± {fit.midpoint_se:.3f})"))
+                                 name=f"logistic fit (midpoint {fit.describe()})"))
     if level is not None:
         fig.add_hline(y=level, line={"color": "#bbbbbb", "dash": "dash", "width": 1},
                       annotation_text=f"level {level:g}", annotation_position="bottom right")

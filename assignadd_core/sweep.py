@@ -64,6 +64,14 @@ class Sweep:
     base: dict[str, Any] = field(default_factory=dict)  # overrides of the paper config shared by all runs
     seeds: tuple[int, ...] = (42,)  # train.seed; the split (task.split_seed) stays fixed
     description: str = ""
+    paper_value: float | None = None  # the paper's threshold, when it states one
+    x_label: str = ""  # the swept value, in words (figure axis)
+    metric_label: str = ""  # the metric, in words
+
+    @property
+    def swept_field(self) -> str:
+        """The swept field's bare name (a one-field grid), as in the CSV and the status table."""
+        return self.fields[0]
 
     def __post_init__(self) -> None:
         if self.metric not in EXACT_NAMES:
@@ -160,17 +168,20 @@ SWEEPS = {
     "f_sweep": Sweep(
         "f_sweep", {"task.train_fraction": evenly_spaced(0.0616, 0.99, 20)}, metric="0var_heldout",
         base={"task.two_var_rate": 1.0, "train.steps": PAPER_SWEEP_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
-        seeds=(42, 43), description="training fraction f of the addition pairs (C8); metric: 0-var held-out exact"),
+        seeds=(42, 43), description="training fraction f of the addition pairs (C8); metric: 0-var held-out exact",
+        paper_value=0.25, x_label="training fraction f", metric_label="0-var held-out exact accuracy"),
     "r_sweep": Sweep(
         "r_sweep", {"task.two_var_rate": evenly_spaced(0.01, 0.99, 20)}, metric="2var_union",
         base={"task.train_fraction": 0.7, "train.steps": PAPER_SWEEP_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
-        seeds=(42, 43), description="2-var rate r: 2-var rows kept, as the paper defines it (C9); metric: 2-var union exact"),
+        seeds=(42, 43), description="2-var rate r: 2-var rows kept, as the paper defines it (C9); metric: 2-var union exact",
+        paper_value=0.2, x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
     "r_sweep_share_only": Sweep(
         "r_sweep_share_only", {"task.two_var_rate": evenly_spaced(0.01, 0.99, 20)}, metric="2var_union",
         base={"task.train_fraction": 0.7, "task.two_var_rule": "ablation_share_only",
               "train.steps": PAPER_SWEEP_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
         description="ablation, not the paper's: r scales only the 2-var share, every pair stays in 2-var queries;"
-                    " metric: 2-var union exact"),
+                    " metric: 2-var union exact",
+        x_label="2-var rate r (share only)", metric_label="2-var union exact accuracy"),
 }
 
 
@@ -248,6 +259,14 @@ def write_csv(sweep: Sweep, root: Path | None = None) -> Path:
     path = results_path(sweep, root).with_suffix(".csv")
     atomic_write_text(path, results_frame(sweep, root).to_csv(index=False))
     return path
+
+
+def sweep_tables(sweep: Sweep, root: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(grid status, finished runs) for the sweep's seeds and every seed present in its results."""
+    results = results_frame(sweep, root)
+    seeds = sorted({*sweep.seeds, *(int(s) for s in (results["seed"] if len(results) else []))})
+    done = results[results["status"] == "done"] if len(results) else results
+    return grid_status(sweep.with_seeds(seeds), root), done
 
 
 def grid_status(sweep: Sweep, root: Path | None = None) -> pd.DataFrame:

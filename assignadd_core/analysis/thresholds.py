@@ -5,12 +5,13 @@
   between the last measured value below `level` (`below`) and `value`.
 - `reached_earlier`: values below that bracket which already reach `level` (a dip, not a threshold).
 - `logistic_fit`: least-squares fit of low + (high - low) / (1 + exp(-(x - midpoint) / width)) to
-  all points (every seed), midpoint ± its standard error from the fit's covariance; only when
+  all points (every seed), midpoint with a bootstrap interval over the runs (`bootstrap_midpoint`); only when
   there are enough distinct values and the curve actually rises within the measured range.
 Missing points (NaN) are left out, never filled in.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -42,11 +43,14 @@ class LogisticFit:
     low: float = math.nan
     high: float = math.nan
     n_points: int = 0
+    interval: tuple[float, float] | None = None  # 95 % bootstrap interval over the runs (see bootstrap_midpoint)
 
     def describe(self) -> str:
         if not self.ok:
             return f"none: {self.reason}"
-        return f"{self.midpoint:.3f} ± {self.midpoint_se:.3f} ({self.n_points} points)"
+        spread = (f"95 % bootstrap interval {self.interval[0]:.3f}–{self.interval[1]:.3f}" if self.interval
+                  else "no bootstrap interval")
+        return f"{self.midpoint:.3f} ({spread}; {self.n_points} points)"
 
     def __call__(self, x):
         return logistic(np.asarray(x, dtype=float), self.low, self.high, self.midpoint, self.width)
@@ -107,6 +111,25 @@ def logistic_fit(x, y, min_values: int = 5, min_rise: float = 0.5) -> LogisticFi
     return LogisticFit(True, "", midpoint, se, width, low, high, len(x))
 
 
+def bootstrap_midpoint(x, y, n_boot: int = 500, level: float = 0.95, seed: int = 0) -> tuple[float, float] | None:
+    """Percentile interval of the logistic midpoint when the runs (grid value × seed points) are resampled
+    with replacement and refitted; None when fewer than half of the resamples give a fit. (The fit's own
+    standard error assumes independent Gaussian noise around a logistic, which a few seeds per point do
+    not show; resampling the runs asks how much the midpoint moves with them.)"""
+    x, y = _clean(x, y)
+    rng = np.random.default_rng(seed)
+    midpoints = []
+    for _ in range(n_boot):
+        pick = rng.integers(0, len(x), len(x))
+        fit = logistic_fit(x[pick], y[pick])
+        if fit.ok:
+            midpoints.append(fit.midpoint)
+    if len(midpoints) < n_boot / 2:
+        return None
+    tail = (1 - level) / 2
+    return float(np.quantile(midpoints, tail)), float(np.quantile(midpoints, 1 - tail))
+
+
 # ---------------------------------------------------------------------------- a sweep's verdict
 def values_text(values) -> str:
     return ", ".join(f"{v:.3f}" for v in values)
@@ -151,6 +174,8 @@ def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> d
     found = crossing(done[field], done["value"], level)
     earlier = reached_earlier(done[field], done["value"], found)
     fit = logistic_fit(done[field], done["value"])
+    if fit.ok:
+        fit = dataclasses.replace(fit, interval=bootstrap_midpoint(done[field], done["value"]))
     return {"field": field, "paper": paper, "level": level, "n_values": n_values,
             "n_finished": int(per_seed.max()) if len(per_seed) else 0, "complete": complete,
             "seeds": sorted(int(s) for s in done["seed"].unique()), "crossing": found, "fit": fit,
@@ -172,3 +197,18 @@ def summary_report(summary: dict, name: str) -> str:
                      f" {values_text(summary['reached_earlier'])} and dipped under it again before the bracket")
     lines.append(f"paper: {summary['paper']:g}; verdict: {summary['verdict']}")
     return "\n".join(lines)
+
+
+def claim_text(summary: dict, symbol: str) -> str:
+    """What the claims table shows as 'ours' for a threshold claim (f or r)."""
+    s = summary
+    if not s["complete"]:
+        return f"{s['n_finished']} of {s['n_values']} grid values run so far"
+    c, fit = s["crossing"], s["fit"]
+    text = (f"{symbol}: accuracy never stays ≥ {s['level']:g}" if c.value is None
+            else f"crossing of {s['level']:g}: {symbol}* ≈ {c.describe()}")
+    if s["reached_earlier"]:
+        text += f"; but ≥ {s['level']:g} already at {values_text(s['reached_earlier'])}, then a dip"
+    if fit.ok:
+        text += f"; logistic midpoint {fit.describe()}"
+    return text + f"; seeds {', '.join(map(str, s['seeds']))}"
