@@ -165,3 +165,23 @@ def test_completeness_needs_one_seed_with_every_value():
     half = frame.copy()
     half.loc[(half["seed"] == 42) & (half["train_fraction"] > 0.5), "status"] = "pending"
     assert not threshold_summary(half, "train_fraction", paper=0.25)["complete"]
+
+
+def test_bootstrap_midpoint_interval_contains_the_fit_and_shrinks_with_seeds():
+    import numpy as np
+    from assignadd_core.analysis import thresholds as th
+    rng = np.random.default_rng(0)
+    grid = np.linspace(0.06, 0.99, 20)
+
+    def sample(seeds):
+        x = np.repeat(grid, seeds)
+        return x, np.clip(th.logistic(x, 0.05, 0.99, 0.25, 0.02) + rng.normal(0, 0.05, x.size), 0, 1)
+
+    x2, y2 = sample(2)
+    fit = th.logistic_fit(x2, y2)
+    lo, hi = th.bootstrap_midpoint(x2, y2, n_boot=200)
+    assert lo <= fit.midpoint <= hi and hi - lo < 0.1
+    x8, y8 = sample(8)
+    lo8, hi8 = th.bootstrap_midpoint(x8, y8, n_boot=200)
+    assert hi8 - lo8 < hi - lo
+    assert th.bootstrap_midpoint(grid, np.full(grid.size, 0.5), n_boot=20) is None  # flat: no fit to resample
