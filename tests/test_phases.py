@@ -124,3 +124,66 @@ def test_a_jump_spread_over_300_steps_is_found():
         table[name] = var
     table["m3_l2_var_identity_qk"] = 0.17 + 0.66 * sigmoid(steps, 2600, 60)
     assert abs(detect_phases(table)["jump"] - 2600) <= 100
+
+
+def steps_table(rows=120):
+    """Clean step curves whose smoothed versions are known row by row. Eval rows at steps 1, 101, ...:
+    0var_train 0 -> 1 at row 10; the jump signal 0.3 -> 0.7 at row 12 (with addition: not the jump) and
+    0.7 -> 1 at row 40; the var-restricted pools 0.2, 0.5 from row 40, 0.96 from row 80, 1 over the
+    last 10 rows, with a one-row drop to 0 at row 100."""
+    index = np.arange(rows)
+    table = {"step": 100 * index + 1, "loss": 1.0}
+    var = np.where(index < 12, 0.3, np.where(index < 40, 0.7, 1.0))
+    restricted = np.select([index < 40, index < 80, index < rows - 10], [0.2, 0.5, 0.96], 1.0)
+    restricted[100] = 0.0
+    for name in POOL_NAMES:
+        table[name] = restricted if "var_restricted" in name else (
+            np.where(index < 10, 0.0, 1.0) if name.startswith("0var") else var)
+    table["m3_l2_var_identity_qk"] = var
+    return pd.DataFrame(table)
+
+
+def test_every_step_of_a_clean_table_by_hand():
+    """The rolling median keeps a clean step where it is (and drops a one-row spike); the rolling mean
+    over 5 rows then climbs in fifths over rows k-2 .. k+2 around a step at row k. So: addition where the
+    smoothed 0var curve first reaches 0.95 (1.0 at row 12); the jump is the largest raw rise after that
+    row (0.3 at row 40; the larger rise at row 12 is the addition row itself); the final level is the
+    median of the last 10 rows (1.0); the final rise runs from the last row of the 0.5 plateau (row 77)
+    through 0.776 at row 80 (first >= the halfway 0.75) to 0.96 at row 82 (the first within 0.05 of
+    the final level to the end)."""
+    phases = detect_phases(steps_table())
+    assert phases == {"addition": 1201, "addition_first": True, "jump": 4001, "jump_rise": pytest.approx(0.3),
+                      "refinement_start": 7701, "refinement": 8001, "refinement_end": 8201,
+                      "plateau": pytest.approx(0.5), "final_level": pytest.approx(1.0)}
+
+
+def test_a_final_level_under_0_9_is_no_refinement():
+    table = steps_table()
+    for name in POOL_NAMES:
+        if "var_restricted" in name:
+            table[name] = np.where(table.index < 80, table[name], 0.85)
+    phases = detect_phases(table)
+    assert phases["jump"] == 4001 and phases["final_level"] == pytest.approx(0.85)
+    assert phases["refinement"] is None and phases["plateau"] is None
+
+
+def test_a_jump_that_falls_back_is_not_the_jump():
+    """A rise of 0.7 that lasts two rows (smoothed away) is passed over for a later, smaller one that lasts."""
+    table = steps_table()
+    for name in ("1var_train", "2var_train", "m3_l2_var_identity_qk"):
+        table[name] = 0.3
+        table.loc[table.index.isin([20, 21]), name] = 1.0
+        table.loc[table.index >= 60, name] = 0.6
+    phases = detect_phases(table)
+    assert phases["jump"] == 6001 and phases["jump_rise"] == pytest.approx(0.3)
+
+
+def test_a_jump_that_settles_lower_still_counts():
+    """0.7 -> 1.0 in one interval, then 0.85 for good: 0.15 above the level before the rise, so it lasts
+    (the level before is read ahead of the smoothing window, which already blends in the rise)."""
+    table = steps_table()
+    for name in ("1var_train", "2var_train", "m3_l2_var_identity_qk"):
+        table[name] = np.where(table.index < 12, 0.3, np.where(table.index < 40, 0.7, 0.85))
+        table.loc[40, name] = 1.0
+    phases = detect_phases(table)
+    assert phases["jump"] == 4001 and phases["jump_rise"] == pytest.approx(0.3)
