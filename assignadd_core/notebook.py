@@ -7,6 +7,7 @@ plotly's renderer, seeds and warning filters (see `plots.setup_plotly`).
 from __future__ import annotations
 
 import ast
+import textwrap
 import warnings
 from types import SimpleNamespace
 
@@ -73,7 +74,9 @@ def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:
     warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets: text bar
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     if show:
-        print("Parameters of this execution: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"))
+        # wrapped, so that the line stays on the page (a chapter with many parameters runs far past it)
+        text = "Parameters of this execution: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none")
+        print(textwrap.fill(text, width=110, subsequent_indent="    ", break_long_words=False))
     return SimpleNamespace(**params)
 
 
