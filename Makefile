@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | cksum | cut -d' ' -f1)
 # No OMP_WAIT_POLICY here: PASSIVE made a 2-thread training step 2-3x slower (sweep workers set their own).
 
-.PHONY: venv test book clean
+.PHONY: venv test book mutate clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,19 @@ test: $(STAMP)
 # papermill executes notebooks/*.ipynb into book/chapters/, then jupyter-book renders _build/html.
 book: $(STAMP)
 	$(BIN)/python -m assignadd_core.book all --profile params/book.yaml
+
+# Mutation testing (not part of `make test`: minutes to hours, see README): installs mutmut on first use, runs it over
+# the modules and fast tests named in setup.cfg [mutmut] and prints the score per module. Narrow it with e.g.
+# `make mutate MUTATE_ONLY=assignadd_core/verdicts.py MUTATE_TESTS=tests/test_verdicts.py`; MUTATE_JOBS workers.
+MUTMUT       := 3.8.1
+MUTATE_JOBS  ?= 1
+MUTATE_ONLY  ?=
+MUTATE_TESTS ?=
+mutate: $(STAMP)
+	$(BIN)/pip show mutmut 2>/dev/null | grep -qx 'Version: $(MUTMUT)' || $(BIN)/pip install -q mutmut==$(MUTMUT)
+	$(BIN)/python benchmarks/mutation_run.py --max-children $(MUTATE_JOBS) \
+		$(if $(MUTATE_ONLY),--only $(MUTATE_ONLY)) $(if $(MUTATE_TESTS),--tests "$(MUTATE_TESTS)")
+	$(BIN)/python benchmarks/mutation_report.py $(MUTATE_ONLY)
 
 clean:
 	rm -rf _build
