@@ -108,3 +108,65 @@ def test_c7(args, expected):
 ])
 def test_c10(n, grad, update, expected):
     assert v.c10_gradient(n, grad, update).verdict == expected
+
+
+# ---------------------------------------------------------------------------- every boundary sits where the rule says
+def test_c2_boundaries_are_inclusive():
+    floor = v.PAPER_HELDOUT - v.HELDOUT_MARGIN
+    assert v.c2_heldout({"a": floor}, {"a": v.SWAP_HELDOUT_LEVEL}).verdict == REPRODUCED
+    assert v.c2_heldout({"a": 0.9}, {"a": 0.0}).verdict == PARTLY  # exactly 0.9 on the full set
+    assert v.c2_heldout({"a": 0.8999}, {"a": 0.0}).verdict == NOT_REPRODUCED
+
+
+def test_c3_boundary_is_inclusive():
+    assert v.c3_positions({"a": {"p": v.POOL_LEVEL}}, ["a"]).verdict == REPRODUCED
+    assert v.c3_positions({"a": {"p": v.POOL_LEVEL - 1e-9}}, ["a"]).verdict == NOT_REPRODUCED
+
+
+def test_c4_boundaries():
+    ok = (v.PREV_TOKEN_LEVEL, v.COPY_LEVEL, v.LOOKUP_BROKEN - 1e-9, v.ADDITION_KEPT)
+    assert v.c4_previous_token(*ok).verdict == REPRODUCED
+    assert v.c4_previous_token(ok[0], ok[1], v.LOOKUP_BROKEN, ok[3]).verdict == PARTLY  # not below 0.5
+    assert v.c4_previous_token(ok[0] - 1e-9, ok[1], ok[2], ok[3]).verdict == PARTLY
+    assert v.c4_previous_token(ok[0], ok[1] - 1e-9, ok[2], ok[3]).verdict == PARTLY
+    assert v.c4_previous_token(ok[0], ok[1], ok[2], ok[3] - 1e-9).verdict == PARTLY
+
+
+def test_c5_boundaries():
+    ok = (v.IDENTITY_LEVEL, v.READ_LEVEL, v.RELABEL_LEVEL, v.RELABEL_LEVEL)
+    assert v.c5_identity(*ok).verdict == REPRODUCED
+    assert v.c5_identity(ok[0] - 1e-9, *ok[1:]).verdict == PARTLY
+    assert v.c5_identity(ok[0], ok[1] - 1e-9, *ok[2:]).verdict == PARTLY
+    assert v.c5_identity(*ok[:2], ok[2] - 1e-9, ok[3]).verdict == PARTLY
+
+
+def test_c6_boundaries():
+    base = {"same sum": 0.1, "one shared operand": 0.5}
+    matched = 0.5 + v.BASELINE_GAP
+    assert v.c6_shared_addition(0.95, 0.99, base, v.PATCH_KEPT).verdict == REPRODUCED
+    assert v.c6_shared_addition(0.95, 0.95 + v.CEILING_GAP, base, 0.99).verdict == REPRODUCED  # at the ceiling gap
+    assert v.c6_shared_addition(0.95, 0.95 + v.CEILING_GAP + 1e-6, base, 0.99).verdict == PARTLY
+    assert v.c6_shared_addition(v.MATCHED_LEVEL - 1e-9, 0.9, {"x": 0.1}, 0.99).verdict == PARTLY
+    assert v.c6_shared_addition(0.95, 0.99, base, v.PATCH_KEPT - 1e-9).verdict == PARTLY
+    assert v.c6_shared_addition(matched + 1e-9, matched, base, 0.99).verdict == PARTLY  # gap just over 0.2, matched < 0.9
+    assert v.c6_shared_addition(matched - 1e-9, matched, base, 0.99).verdict == NOT_REPRODUCED
+
+
+def test_c7_boundaries():
+    assert v.c7_fourier(1, 0.51, 0.5, 0.4).verdict == REPRODUCED
+    assert v.c7_fourier(v.MAX_KEY_FREQUENCIES, 0.51, 0.5, 0.4).verdict == REPRODUCED
+    assert v.c7_fourier(v.MAX_KEY_FREQUENCIES + 1, 0.51, 0.5, 0.4).verdict == NOT_REPRODUCED
+    assert v.c7_fourier(3, 0.51, 0.4, 0.4).verdict == NOT_REPRODUCED  # equal to the null is not above it
+
+
+def test_c10_boundaries():
+    assert v.c10_gradient(v.MIN_WINDOW, (0.01, 1), (0.01, 1)).verdict == REPRODUCED
+    assert v.c10_gradient(v.MIN_WINDOW - 1, (0.01, 1), (0.01, 1)).verdict == NOT_YET_RUN
+    assert v.c10_gradient(5, (0.0, 1), (0.0, 1)).verdict == NOT_REPRODUCED  # touching 0 is not above it
+
+
+def test_texts_carry_the_deciding_numbers():
+    assert "0.106" in v.c4_previous_token(1.0, 1.0, 0.106, 1.0).text
+    assert "98.4%" in v.c5_identity(1.0, 1.0, 1.0, 0.984).text
+    assert "7.2%" in v.c7_fourier(8, 0.072, 0.742, 0.1).text and "8 key" in v.c7_fourier(8, 0.072, 0.742, 0.1).text
+    assert "[+0.087, +0.455]" in v.c10_gradient(5, (0.087, 0.455), (0.25, 0.84)).text
