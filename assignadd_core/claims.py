@@ -1,4 +1,4 @@
-"""The paper's claims C1–C10 (SPEC §7) and the verdicts our chapters record for them.
+"""The paper's claims C1–C10 (and the book's finding R1) and the verdicts our chapters record for them.
 
 A chapter that tests a claim calls `record_claim(...)` with our number and a verdict computed
 from it; the claims chapter reads every record and writes the table, also as `runs/claims.csv`

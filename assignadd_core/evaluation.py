@@ -1,4 +1,4 @@
-"""Accuracy on the nine evaluation pools and the two exact sets (SPEC §5)."""
+"""Accuracy on the nine evaluation pools and the two exact sets (book/protocol.md, "Evaluation pools and exact sets")."""
 from __future__ import annotations
 
 import math

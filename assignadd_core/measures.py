@@ -1,4 +1,4 @@
-"""Progress measures (SPEC §6): cheap mechanistic read-outs that make the training phases visible.
+"""Progress measures (book/protocol.md, "Progress measures"): cheap mechanistic read-outs that make the training phases visible.
 
 1–3 read the weights only; 4–7 read the activations of a fixed measurement batch (the first
 rows of every evaluation pool). Each returns a fraction in [0, 1] (NaN where undefined).

@@ -159,7 +159,7 @@ def evenly_spaced(lo: float, hi: float, n: int) -> tuple[float, ...]:
     return tuple(round(float(v), 6) for v in np.linspace(lo, hi, n))
 
 
-PAPER_SWEEP_STEPS = 30_000  # SPEC §4
+PAPER_SWEEP_STEPS = 30_000  # the paper's sweep runs (book/protocol.md, "Training")
 # Only the final numbers count in a sweep, and evaluating never changes training (the data stream is
 # a function of seed and step), so pools and measures are logged every 1,000 steps instead of 100:
 # the same results for ~15 % less compute.

@@ -1,4 +1,4 @@
-"""The training loop (SPEC §4): AdamW on the cross-entropy at `=`, evaluation and a checkpoint at
+"""The training loop (book/protocol.md, "Training"): AdamW on the cross-entropy at `=`, evaluation and a checkpoint at
 steps 1, 1 + eval_every, ... and the last step; resumable; bit-identical reruns on CPU.
 
 Training data is a pure function of (seed, step) (`data.TrainStream`), and the model and

@@ -1,4 +1,4 @@
-"""Progress measures (SPEC §6) on hand-built weights whose answer is known in advance.
+"""Progress measures (book/protocol.md) on hand-built weights whose answer is known in advance.
 
 The tiny config has d_model = 16 = seq_len, so positions and (a few) tokens can get one-hot
 directions of their own and each mechanism can be written down exactly.

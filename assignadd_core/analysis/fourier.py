@@ -4,7 +4,7 @@ Everything goes through numpy's FFT: for a function on Z/N the discrete Fourier 
 projection on the basis cos(2πkn/N), sin(2πkn/N), k = 0..(N-1)/2, so "power at frequency k" and
 "best single-frequency fit" are read off the transform (Parseval), with no hand-made basis.
 
-Neuron fit (SPEC C7): a layer-2 MLP neuron's pre-activation P[n, m] over the operand values is fit by
+Neuron fit (claim C7): a layer-2 MLP neuron's pre-activation P[n, m] over the operand values is fit by
 
     c + A cos(2πkn/N + α) + A' cos(2πkm/N + β)
 

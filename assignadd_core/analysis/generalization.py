@@ -54,7 +54,7 @@ def evaluate_table(model: AssignAddTransformer, batch: Batch) -> pd.DataFrame:
 
 
 def union_part(table: pd.DataFrame) -> pd.Series:
-    """The three parts of the 2-var union exact set (SPEC §5) a row belongs to."""
+    """The three parts of the 2-var union exact set (book/protocol.md) a row belongs to."""
     n_forbidden = table["lhs_forbidden"].astype(int) + table["rhs_forbidden"].astype(int)
     labels = {0: "held-out pair, allowed variables", 1: "training pair, one operand forbidden",
               2: "training pair, both operands forbidden"}
