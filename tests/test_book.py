@@ -96,7 +96,7 @@ def test_profiles_only_set_parameters_the_chapters_have(profile):
 # ------------------------------------------------------------------ the pipeline on the CI profile
 @pytest.fixture(scope="module")
 def ci_book(tmp_path_factory, monkeypatch_module):
-    """Chapters 02 and 10 executed with params/ci.yaml (tiny runs) into a scratch folder and runs root."""
+    """Chapters 02 and 11 executed with params/ci.yaml (tiny runs) into a scratch folder and runs root."""
     runs = tmp_path_factory.mktemp("runs")
     out = tmp_path_factory.mktemp("chapters")
     monkeypatch_module.setenv("ASSIGNADD_RUNS", str(runs))
@@ -115,9 +115,9 @@ def test_ci_profile_trains_plots_and_records_claims(ci_book):
     assert (runs / "ci_tiny_1" / "final.json").is_file() and (runs / "ci_tiny_2" / "final.json").is_file()
     assert book.figure_count(out / "02_training_phases.ipynb") == 4
     lines = (runs / "claims.csv").read_text().splitlines()
-    assert lines[0] == "claim,paper,ours,verdict" and len(lines) == 11
+    assert lines[0] == "claim,paper,ours,verdict" and len(lines) == 12
     verdicts = {line.split(",")[0]: line.rsplit(",", 1)[1] for line in lines[1:]}
-    assert set(verdicts) == {f"C{i}" for i in range(1, 11)}
+    assert set(verdicts) == {f"C{i}" for i in range(1, 11)} | {"R1"}  # R1: the book's own finding
     assert all(verdicts[c] != "not yet run" for c in ("C1", "C2", "C3"))  # the tiny runs were judged
     text = (out / "02_training_phases.ipynb").read_text()
     assert "Parameters of this execution: runs=['ci_tiny_1', 'ci_tiny_2']" in text
