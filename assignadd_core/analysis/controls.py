@@ -21,8 +21,8 @@ from ..data import Batch, exact_sets, make_split
 from ..evaluation import batch_correct
 from ..measures import value_positions
 from ..model import AssignAddTransformer
-from .interventions import LAYER1_OUT, LAYER2_PATTERN, ablation_hook, distractor_positions, has_distractor, \
-    mean_activation, predict
+from .interventions import (LAYER1_OUT, LAYER2_PATTERN, distractor_with_other_value, has_distractor,
+                            mean_activation, predict)
 
 
 # ---------------------------------------------------------------------------- C2
@@ -101,10 +101,8 @@ def relabel_patch(model: AssignAddTransformer, batch: Batch, operand: str = "lhs
     task = model.config.task
     value, src, var, other = ((batch.lhs_val, batch.lhs_src, batch.lhs_var, batch.rhs_val) if operand == "lhs" else
                               (batch.rhs_val, batch.rhs_src, batch.rhs_var, batch.lhs_val))
-    target = distractor_positions(batch, task, seed)
-    rows = torch.arange(len(batch))
-    target_value = batch.tokens[rows, target.clamp(min=0)]
-    keep = (var >= 0) & (target >= 0) & (target_value != value)
+    target, target_value, keep = distractor_with_other_value(batch, task, value, seed)
+    keep &= var >= 0
     if not bool(keep.any()):
         return {"attention_follows_label": float("nan"), "answer_follows_label": float("nan"),
                 "answer_original": float("nan"), "n": 0}

@@ -123,6 +123,14 @@ def distractor_positions(batch: Batch, task, seed: int = 0) -> torch.Tensor:
     return torch.where(candidates.any(-1), pick, torch.full_like(pick, -1))
 
 
+def distractor_with_other_value(batch: Batch, task, value: torch.Tensor, seed: int = 0):
+    """(position, value, usable) of one random distractor value per sequence; usable where the sequence has a
+    distractor and its value differs from `value` (otherwise moving to it could not change the answer)."""
+    target = distractor_positions(batch, task, seed)
+    target_value = batch.tokens[torch.arange(len(batch)), target.clamp(min=0)]
+    return target, target_value, (target >= 0) & (target_value != value)
+
+
 @torch.no_grad()
 def redirect_layer2_attention(model: AssignAddTransformer, batch: Batch, operand: str = "lhs",
                               seed: int = 0) -> dict[str, float]:
@@ -131,10 +139,7 @@ def redirect_layer2_attention(model: AssignAddTransformer, batch: Batch, operand
     Returns the fractions answering the original sum, (distractor value + other) mod N, or else."""
     task = model.config.task
     value, src, other = _operand(batch, operand)
-    target = distractor_positions(batch, task, seed)
-    rows = torch.arange(len(batch))
-    target_value = batch.tokens[rows, target.clamp(min=0)]
-    keep = (target >= 0) & (target_value != value)
+    target, target_value, keep = distractor_with_other_value(batch, task, value, seed)
     batch, src, target, target_value, other = batch[keep], src[keep], target[keep], target_value[keep], other[keep]
     rows = torch.arange(len(batch))
 
