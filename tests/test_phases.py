@@ -187,3 +187,26 @@ def test_a_jump_that_settles_lower_still_counts():
         table.loc[40, name] = 1.0
     phases = detect_phases(table)
     assert phases["jump"] == 4001 and phases["jump_rise"] == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("rows", [2, 3])
+def test_a_dip_in_the_last_rows_still_ends_on_the_final_level(rows):
+    """The var-restricted pools drop to 0.5 in the last 2 or 3 rows (a noisy pool at the end of a run): the
+    smoothed curve's last rows sit more than 0.05 below the final level for fewer than SUSTAIN rows, which
+    is passed over, so the final rise is the same as without the dip (it used to vanish)."""
+    table = steps_table()
+    for name in POOL_NAMES:
+        if "var_restricted" in name:
+            table.loc[table.index >= len(table) - rows, name] = 0.5
+    phases = detect_phases(table)
+    assert (phases["refinement_start"], phases["refinement"], phases["refinement_end"]) == (7701, 8001, 8201)
+
+
+def test_a_drop_that_lasts_to_the_end_is_no_final_level():
+    """Four rows at 0.6 at the end: the final level (median of the last 10 smoothed rows) falls under 0.9."""
+    table = steps_table()
+    for name in POOL_NAMES:
+        if "var_restricted" in name:
+            table.loc[table.index >= len(table) - 4, name] = 0.6
+    phases = detect_phases(table)
+    assert phases["final_level"] < 0.9 and phases["refinement"] is None

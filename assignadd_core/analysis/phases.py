@@ -17,7 +17,8 @@ must hold for `SUSTAIN` rows in a row. Rules, on the eval rows of `metrics.csv` 
 * **plateau and final rise** – the smoothed mean of the three var-restricted pools after the jump. Its
   final level is the median of the last `FINAL_ROWS` rows; if that is at least `REFINED_LEVEL` (0.9),
   `refinement_end` is the first step from which the curve stays within `END_TOLERANCE` of the final
-  level to the end. Going back from there, the final rise starts where the curve last sat on a
+  level (or above it) to the end; a dip of fewer than `SUSTAIN` rows in the very last rows is passed
+  over (before, such a dip hid the whole final rise; mutation testing found it, no run had it). Going back from there, the final rise starts where the curve last sat on a
   plateau (`PLATEAU_ROWS` rows within ±`PLATEAU_BAND`), or at the jump when there is none:
   `refinement_start` and `plateau` (its level). `refinement` is the step where the final rise crosses
   halfway from the plateau to the final level: the paper's refinement window is that final rise, not
@@ -66,9 +67,13 @@ def final_rise(restricted: pd.Series, jump_index: int) -> dict:
     out = {"final_level": final, "start": None, "half": None, "end": None, "plateau": None}
     if final < REFINED_LEVEL:
         return out
+    below = curve < final - END_TOLERANCE
+    last = len(curve) - 1
+    while last > jump_index and below[last] and len(curve) - 1 - last < SUSTAIN:
+        last -= 1  # a dip of fewer than SUSTAIN rows at the very end still ends on the final level
     end = None
-    for i in range(len(curve) - 1, jump_index - 1, -1):  # the first row from which it stays near the final level
-        if abs(curve[i] - final) > END_TOLERANCE and curve[i] < final:
+    for i in range(last, jump_index - 1, -1):  # the first row from which it stays near the final level
+        if below[i]:
             break
         end = i
     if end is None or end <= jump_index:
