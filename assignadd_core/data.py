@@ -19,11 +19,63 @@ from .config import ConfigError, TaskConfig
 ZERO_VAR, ONE_VAR_LEFT, ONE_VAR_RIGHT, TWO_VAR = 0, 1, 2, 3
 QUERY_TYPE_NAMES = ("0-var", "1-var (left)", "1-var (right)", "2-var")
 
-POOL_NAMES = (
-    "0var_train", "0var_add_restricted",
-    "1var_train", "1var_add_restricted", "1var_var_restricted",
-    "2var_train", "2var_add_restricted", "2var_var_restricted_1", "2var_var_restricted_2",
+
+# ----------------------------------------------------------------------------- evaluation pools, as data
+@dataclass(frozen=True)
+class PoolSpec:
+    """One evaluation pool (book/protocol.md): what its queries ask, and how figures draw it."""
+
+    name: str
+    query: int  # variable operands per query: 0, 1 or 2
+    pairs: str  # operand pairs drawn from: a key of PAIR_SETS
+    variables: str  # which variables, at which sides: a key of VARIABLE_RULES
+    label: str
+    colour: str
+    dash: str
+    width: float = 2  # line width in pool figures
+
+    def __post_init__(self) -> None:  # a mistyped table row fails at import, not in a chapter
+        if self.pairs not in PAIR_SETS or VARIABLE_RULES.get(self.variables, (None,))[0] != self.query:
+            raise ConfigError(f"pool {self.name!r}: pairs {self.pairs!r} or variables {self.variables!r}"
+                              f" do not fit a {self.query}-var query")
+
+
+# What a spec's words mean, as the fields of `Split` that sample_queries draws from.
+PAIR_SETS = {"train": "train_pairs", "heldout": "heldout_pairs",
+             "two_var_rows": "two_var_row_pairs"}  # two_var_rows: training pairs as 2-var training covers them
+VARIABLE_RULES = {  # rule -> (query type, Split fields: (left, right) variables for 1-var, ordered pairs for 2-var)
+    "literal": (0, ()),  # both operands are numbers
+    "allowed": (1, ("left_vars", "right_vars")),  # one variable, on a side it takes in training
+    "forbidden": (1, ("left_forbidden_vars", "right_forbidden_vars")),  # right-only on the left, left-only on the right
+    "allowed_pairs": (2, ("allowed_var_pairs",)),  # an ordered variable pair seen in training
+    "one_forbidden_pairs": (2, ("one_forbidden_var_pairs",)),  # exactly one operand in a never-seen position
+    "both_forbidden_pairs": (2, ("both_forbidden_var_pairs",)),  # both operands in never-seen positions
+}
+# The nine pools, in the order of metrics.csv; each pool draws from its own generator seeded by its index.
+POOLS = (
+    PoolSpec("0var_train", 0, "train", "literal", "0-var train", "#1f77b4", "solid"),
+    PoolSpec("0var_add_restricted", 0, "heldout", "literal", "0-var add-restricted", "#1f77b4", "dot"),
+    PoolSpec("1var_train", 1, "train", "allowed", "1-var train", "#2ca02c", "solid"),
+    PoolSpec("1var_add_restricted", 1, "heldout", "allowed", "1-var add-restricted", "#2ca02c", "dot"),
+    PoolSpec("1var_var_restricted", 1, "train", "forbidden", "1-var var-restricted", "#2ca02c", "dash"),
+    PoolSpec("2var_train", 2, "two_var_rows", "allowed_pairs", "2-var train", "#d62728", "solid"),
+    PoolSpec("2var_add_restricted", 2, "heldout", "allowed_pairs", "2-var add-restricted", "#d62728", "dot"),
+    PoolSpec("2var_var_restricted_1", 2, "two_var_rows", "one_forbidden_pairs", "2-var var-restricted (1)",
+             "#d62728", "dash"),
+    PoolSpec("2var_var_restricted_2", 2, "two_var_rows", "both_forbidden_pairs", "2-var var-restricted (2)",
+             "#d62728", "dash", width=1.2),
 )
+POOL_NAMES = tuple(spec.name for spec in POOLS)
+_POOLS_BY_NAME = {spec.name: spec for spec in POOLS}
+
+
+def pool_spec(name: str) -> PoolSpec:
+    """The spec of pool `name`; an unknown name is a ConfigError that lists the pools."""
+    if name not in _POOLS_BY_NAME:
+        raise ConfigError(f"unknown pool {name!r}; pools are {', '.join(POOL_NAMES)}")
+    return _POOLS_BY_NAME[name]
+
+
 EXACT_NAMES = ("0var_heldout", "2var_union")
 LITERAL = -1  # marks an operand that is a number, not a variable
 
@@ -272,6 +324,11 @@ def build_sequences(task: TaskConfig, lhs_val, rhs_val, lhs_var, rhs_var, gen: t
                  lhs_src=lhs_src, rhs_src=rhs_src, n_assign=n_assign)
 
 
+def _no_rows(task: TaskConfig, gen: torch.Generator) -> Batch:
+    """An empty pool: the split has no sequence of its kind (e.g. no held-out pair at f = 1)."""
+    return build_sequences(task, *(torch.zeros(0, dtype=torch.long),) * 4, gen)
+
+
 def _pick(rows: torch.Tensor, n: int, gen: torch.Generator) -> torch.Tensor:
     """n uniform draws (with replacement) of the rows of a tensor."""
     return rows[torch.randint(0, rows.shape[0], (n,), generator=gen)]
@@ -317,27 +374,19 @@ def sample_queries(task: TaskConfig, n: int, gen: torch.Generator, kind: str = "
         rhs_var = torch.where(qtype == ONE_VAR_RIGHT, right, torch.where(qtype == TWO_VAR, two[:, 1], lit))
         return build_sequences(task, pairs[:, 0], pairs[:, 1], lhs_var, rhs_var, gen)
 
-    if kind not in POOL_NAMES:
-        raise ConfigError(f"unknown pool {kind!r}; pools are {', '.join(POOL_NAMES)}")
-    if "add_restricted" in kind:
-        pair_set = split.heldout_pairs
-    elif kind.startswith("2var"):  # training pairs as 2-var training covers them (the kept rows)
-        pair_set = split.two_var_row_pairs
-    else:
-        pair_set = split.train_pairs
+    spec = pool_spec(kind)
+    pair_set = getattr(split, PAIR_SETS[spec.pairs])
+    var_sets = [getattr(split, field) for field in VARIABLE_RULES[spec.variables][1]]
     if pair_set.shape[0] == 0:
-        return build_sequences(task, *(torch.zeros(0, dtype=torch.long),) * 4, gen)
+        return _no_rows(task, gen)
     pairs = _pick(pair_set, n, gen)
-    if kind.startswith("0var"):
+    if spec.query == 0:
         lhs_var, rhs_var = lit, lit
-    elif kind.startswith("1var"):
-        if kind == "1var_var_restricted":  # a right-only variable on the left, or a left-only one on the right
-            left_pool, right_pool = split.left_forbidden_vars, split.right_forbidden_vars
-        else:
-            left_pool, right_pool = split.left_vars, split.right_vars
+    elif spec.query == 1:
+        left_pool, right_pool = var_sets
         n_left_choices, n_right_choices = left_pool.shape[0], right_pool.shape[0]
         if n_left_choices + n_right_choices == 0:
-            return build_sequences(task, *(torch.zeros(0, dtype=torch.long),) * 4, gen)
+            return _no_rows(task, gen)
         # uniform over (variable, side) combinations
         choice = torch.randint(0, n_left_choices + n_right_choices, (n,), generator=gen)
         on_left = choice < n_left_choices
@@ -345,10 +394,9 @@ def sample_queries(task: TaskConfig, n: int, gen: torch.Generator, kind: str = "
                           right_pool[(choice - n_left_choices).clamp(min=0)] if n_right_choices else lit)
         lhs_var, rhs_var = torch.where(on_left, var, lit), torch.where(on_left, lit, var)
     else:
-        var_pairs = {"2var_var_restricted_1": split.one_forbidden_var_pairs,
-                     "2var_var_restricted_2": split.both_forbidden_var_pairs}.get(kind, split.allowed_var_pairs)
+        var_pairs, = var_sets
         if var_pairs.shape[0] == 0:
-            return build_sequences(task, *(torch.zeros(0, dtype=torch.long),) * 4, gen)
+            return _no_rows(task, gen)
         two = _pick(var_pairs, n, gen)
         lhs_var, rhs_var = two[:, 0], two[:, 1]
     return build_sequences(task, pairs[:, 0], pairs[:, 1], lhs_var, rhs_var, gen)
