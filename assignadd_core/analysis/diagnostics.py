@@ -5,6 +5,10 @@
 * `token_maps`: `W_E · OV · W_Eᵀ` and `W_E · QK · W_Eᵀ` of a layer over chosen token groups.
 * `number_embedding_pca`: the number embeddings projected on their top principal components (circles for the
   key frequencies in a Fourier-feature model).
+* `fourier_plane`: the number embeddings projected on the plane of one frequency k (the cos and sin parts of
+  their discrete Fourier transform at k), with how much of their variance it holds, how round the points lie
+  and whether they go round in the order 2πkn/N; `shuffled_plane_null` gives the same statistics after
+  shuffling which embedding belongs to which number.
 * `probe_table`: linear probes for the variable identity and the value at value tokens, after each layer.
 """
 from __future__ import annotations
@@ -55,6 +59,49 @@ def number_embedding_pca(model: AssignAddTransformer, n_components: int = 6) -> 
     _, s, vh = torch.linalg.svd(e, full_matrices=False)
     ratio = (s ** 2 / (s ** 2).sum())[:n_components]
     return (e @ vh[:n_components].T).numpy(), ratio.numpy()
+
+
+@torch.no_grad()
+def fourier_plane(model: AssignAddTransformer, k: int, embeddings: np.ndarray | None = None) -> dict:
+    """The centred number embeddings on the plane of frequency k: {"coords" [N, 2], "variance_share",
+    "radius_spread" (std/mean of the distance to the centre), "order" (|mean_n exp(i(θ_n ∓ 2πkn/N))|, the
+    better sense of rotation: 1 when the numbers go round k times in their own order)}.
+
+    The plane is spanned by Σ_n cos(2πkn/N) e_n and Σ_n sin(2πkn/N) e_n (axis 1 along the first, axis 2 the
+    rest of the second): the directions in which the embedding carries frequency k. The variance share is
+    frequency k's share of the embedding's power (as in the Fourier chapter's spectrum). A PCA mixes the planes of frequencies of nearly equal
+    power; this plane does not. With d_model ≥ N even noise has a plane for every k, so compare the order
+    with `shuffled_plane_null`."""
+    e = (model.W_E[: model.config.task.modulus].double().cpu().numpy() if embeddings is None
+         else np.asarray(embeddings, dtype=np.float64))
+    n = e.shape[0]
+    if not 1 <= k <= (n - 1) // 2:
+        raise ValueError(f"frequency k must be in 1..{(n - 1) // 2}, got {k}")
+    e = e - e.mean(0)
+    angle = 2 * np.pi * k * np.arange(n) / n
+    parts = e.T @ np.stack([np.cos(angle), np.sin(angle)], axis=1)  # [d, 2]: the DFT at k, real and imaginary
+    basis, r = np.linalg.qr(parts)
+    coords = e @ (basis * np.sign(np.diag(r)))
+    z = coords[:, 0] + 1j * coords[:, 1]
+    order = max(float(np.abs(np.mean(np.exp(1j * (np.angle(z) - sign * angle))))) for sign in (1, -1))
+    power = 2 * (parts ** 2).sum() / n  # frequency k's part of Σ_n |e_n|² (Parseval)
+    return {"coords": coords, "variance_share": float(power / (e ** 2).sum()),
+            "radius_spread": float(np.abs(z).std() / np.abs(z).mean()), "order": order}
+
+
+@torch.no_grad()
+def shuffled_plane_null(model: AssignAddTransformer, k: int, n_shuffles: int = 200, seed: int = 0) -> dict:
+    """Median and 99th percentile of `fourier_plane`'s variance share and order when the embeddings are
+    handed to the numbers in a random order: what the statistics give when nothing ties a number's
+    embedding to its value."""
+    e = model.W_E[: model.config.task.modulus].double().cpu().numpy()
+    rng = np.random.default_rng(seed)
+    stats = [fourier_plane(model, k, e[rng.permutation(len(e))]) for _ in range(n_shuffles)]
+    out = {}
+    for key in ("variance_share", "order"):
+        values = np.array([s[key] for s in stats])
+        out[key] = {"median": float(np.median(values)), "p99": float(np.quantile(values, 0.99))}
+    return out
 
 
 @torch.no_grad()
