@@ -8,6 +8,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from .config import SECTIONS, ConfigError, RunConfig
+from .threads import set_threads
 
 
 def add_config_flags(parser: argparse.ArgumentParser) -> None:
@@ -30,14 +31,6 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     base = RunConfig.from_json(args.config.read_text()) if args.config else RunConfig()
     overrides = {k: v for k, v in vars(args).items() if "." in k and v is not None}
     return base.replace(**overrides)
-
-
-def set_threads(threads: int | None) -> None:
-    if threads is not None:
-        if threads < 1:
-            raise ConfigError(f"--threads must be >= 1, got {threads}")
-        import torch
-        torch.set_num_threads(threads)
 
 
 def cmd_train(args: argparse.Namespace) -> int:

@@ -1,0 +1,113 @@
+"""The drivers of a sweep, the only writers of its results file (each under the sweep's lock): `run_sweep`
+runs the unfinished points and records them; `annotate` adds the controls to done points recorded
+without them."""
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..config import ConfigError
+from ..runs import Run
+from .executors import EXECUTORS, _local, _ray
+from .grid import Sweep, coarse_to_fine
+from .store import append_record, driver_lock, latest_records, results_path, scratch_dir, write_csv
+from .worker import run_controls
+
+FINISHED = ("done", "failed")
+
+
+def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", workers: int | None = None,
+              threads: int | None = 1, device: str = "cpu", address: str | None = None,
+              gpus_per_run: float | None = None, progress: bool = True, work_dir: Path | None = None) -> dict:
+    """Run every unfinished point of `sweep`; returns counts {"done", "failed", "error", "skipped"}.
+
+    Raises BusyError at once when another driver runs this sweep."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    if threads is not None and threads < 1:
+        raise ConfigError(f"threads must be >= 1, got {threads}")
+    if device != "cpu" and not device.startswith("cuda"):
+        raise ConfigError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if device.startswith("cuda") and not (executor == "ray" and address):  # a remote cluster has its own GPUs
+        import torch
+
+        from ..trainer import DeviceError
+        if not torch.cuda.is_available():
+            raise DeviceError(f"--device {device}: torch sees no CUDA GPU on this machine; nothing was run")
+    if workers is None:
+        workers = max(1, (os.cpu_count() or 1) // (threads or 1))
+    if workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
+    with driver_lock(sweep, root):  # what is left to run is read under the lock
+        return _drive(sweep, root, executor, workers, threads, device, address, gpus_per_run, progress, work_dir)
+
+
+def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads: int | None, device: str,
+           address: str | None, gpus_per_run: float | None, progress: bool, work_dir: Path | None) -> dict:
+    path = results_path(sweep, root)
+    work = scratch_dir(root, work_dir)
+    latest = latest_records(path)
+    # Run order: seed by seed (in the order given), each over the grid coarse to fine.
+    ordered, n_seeds = sweep.points(), len(sweep.seeds)  # grid combination i // n_seeds, seed i % n_seeds
+    rank = {combo: r for r, combo in enumerate(coarse_to_fine(len(ordered) // n_seeds))}
+    run_order = sorted(range(len(ordered)), key=lambda i: (i % n_seeds, rank[i // n_seeds]))
+    points = {ordered[i].key: ordered[i] for i in run_order}
+    todo = [p for k, p in points.items() if latest.get(k, {}).get("status") not in FINISHED]
+    counts = {"done": 0, "failed": 0, "error": 0, "skipped": len(points) - len(todo)}
+    tasks = [{"key": p.key, "overrides": p.overrides, "work_dir": str(work.resolve()), "device": device,
+              "threads": threads} for p in todo]
+    if not tasks:
+        write_csv(sweep, root)
+        return counts
+
+    from tqdm.auto import tqdm
+    bar = tqdm(total=len(tasks), desc=sweep.name, unit="run", disable=not progress, dynamic_ncols=True)
+    bar.set_postfix_str(f"{len(points) - len(todo)} already finished; {min(workers, len(tasks))} running")
+    if executor == "local":
+        results = _local(tasks, workers, threads)
+    else:
+        gpus = gpus_per_run if gpus_per_run is not None else (1.0 if device.startswith("cuda") else 0.0)
+        results = _ray(tasks, threads, address, gpus)
+    try:
+        for record in results:
+            point = points[record["key"]]
+            record.update(sweep=sweep.name, params=point.params, seed=point.seed, metric=sweep.metric,
+                          params_bare={k.rsplit(".", 1)[-1]: v for k, v in point.params.items()},
+                          value=record.get("exact", {}).get(sweep.metric))
+            append_record(path, record)
+            write_csv(sweep, root)
+            counts[record["status"]] += 1
+            value = f"{record['value']:.3f}" if record.get("value") is not None else "-"
+            bar.write(f"[{record['status']}] {sweep.name} {point.label()}: {sweep.metric} {value},"
+                      f" {record.get('run_time_s', 0):.0f} s" + (f" ({record['reason']})" if record["reason"] else ""))
+            bar.update(1)
+            left = len(tasks) - bar.n
+            bar.set_postfix_str(f"done {counts['done']} failed {counts['failed']} error {counts['error']};"
+                                f" running {min(workers, left)}")
+    finally:
+        bar.close()
+    return counts
+
+
+def annotate(sweep: Sweep, root: Path | None = None, work_dir: Path | None = None) -> dict[str, list[dict]]:
+    """Append the controls to every done point recorded without them, computed from the final model still in
+    its scratch folder. Returns the records {"annotated": [...], "no_weights": [...]} (the latter: scratch
+    folder gone, cannot be annotated without training the point again)."""
+    path, work = results_path(sweep, root), scratch_dir(root, work_dir)
+    out = {"annotated": [], "no_weights": []}
+    with driver_lock(sweep, root):  # the driver is the only writer of the results file
+        for key, record in latest_records(path).items():
+            if record.get("status") != "done" or "controls" in record:
+                continue
+            run = Run(work / key)
+            if not run.is_complete():
+                out["no_weights"].append(record)
+                continue
+            record = {**record, "controls": run_controls(run),
+                      "annotated_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            append_record(path, record)
+            out["annotated"].append(record)
+        if out["annotated"]:
+            write_csv(sweep, root)
+    return out

@@ -1,0 +1,124 @@
+"""The results store of a sweep: its JSONL file (one line per finished run, append-only, the latest line
+per config hash wins), the merged CSV, the scratch folders and the driver's lock."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from ..checkpoint import atomic_write_text
+from ..data import EXACT_NAMES, POOL_NAMES
+from ..locks import exclusive
+from ..runs import DEFAULT_ROOT
+from .grid import Sweep
+
+# C2 on every point: held-out pairs whose swap (n2, n1) is held out too, and those whose swap is trained on
+CONTROLS = ("swap_heldout", "swap_in_training", "n_swap_heldout", "n_swap_in_training")
+
+
+def sweeps_dir(root: Path | None = None) -> Path:
+    return Path(root) if root is not None else DEFAULT_ROOT / "sweeps"
+
+
+def scratch_dir(root: Path | None = None, work_dir: Path | None = None) -> Path:
+    """The scratch run folders: `work_dir` when given, else <root>/scratch."""
+    return Path(work_dir) if work_dir is not None else sweeps_dir(root) / "scratch"
+
+
+def results_path(sweep: Sweep, root: Path | None = None) -> Path:
+    return sweeps_dir(root) / f"{sweep.name}.jsonl"
+
+
+def driver_lock(sweep: Sweep, root: Path | None = None):
+    """Context manager: this process is the sweep's only driver, or BusyError names the one that is."""
+    return exclusive(sweeps_dir(root) / f".{sweep.name}.lock", f"sweep {sweep.name} ({results_path(sweep, root)})")
+
+
+def read_records(path: Path) -> list[dict]:
+    """All JSON lines; a line cut short by a kill (the last one) is ignored."""
+    if not Path(path).is_file():
+        return []
+    records = []
+    for line in Path(path).read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+def latest_records(path: Path) -> dict[str, dict]:
+    latest: dict[str, dict] = {}
+    for record in read_records(path):
+        latest[record["key"]] = record
+    return latest
+
+
+def append_record(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        handle.write(json.dumps(record, sort_keys=True) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _control(record: dict, name: str) -> float:
+    """A control of the record; NaN when it was recorded before the controls or has no such pair."""
+    value = record.get("controls", {}).get(name)
+    return float("nan") if value is None else value
+
+
+def flat_row(record: dict) -> dict:
+    row = {"key": record["key"], "status": record["status"], "seed": record["seed"], **record["params_bare"],
+           "steps": record.get("steps"), "metric": record["metric"], "value": record.get("value")}
+    for name in EXACT_NAMES:
+        row[f"exact_{name}"] = record.get("exact", {}).get(name)
+    for name in POOL_NAMES:
+        row[name] = record.get("pools", {}).get(name)
+    for name in CONTROLS:
+        row[name] = _control(record, name)
+    for name in ("wall_time_s", "run_time_s", "device", "device_name", "threads", "torch", "git_commit",
+                 "finished_at", "reason"):
+        row[name] = record.get(name)
+    return row
+
+
+def results_frame(sweep: Sweep, root: Path | None = None) -> pd.DataFrame:
+    """One row per config hash (its latest line), sorted by grid values and seed."""
+    rows = [flat_row(r) for r in latest_records(results_path(sweep, root)).values()]
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    return frame.sort_values([*sweep.fields, "seed"], kind="stable").reset_index(drop=True)
+
+
+def write_csv(sweep: Sweep, root: Path | None = None) -> Path:
+    path = results_path(sweep, root).with_suffix(".csv")
+    atomic_write_text(path, results_frame(sweep, root).to_csv(index=False))
+    return path
+
+
+def sweep_tables(sweep: Sweep, root: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(grid status, finished runs) for the sweep's seeds and every seed present in its results."""
+    results = results_frame(sweep, root)
+    seeds = sorted({*sweep.seeds, *(int(s) for s in (results["seed"] if len(results) else []))})
+    done = results[results["status"] == "done"] if len(results) else results
+    return grid_status(sweep.with_seeds(seeds), root), done
+
+
+def grid_status(sweep: Sweep, root: Path | None = None) -> pd.DataFrame:
+    """Every planned point × seed with its status ("pending" where no result exists yet), value and
+    swap control."""
+    latest = latest_records(results_path(sweep, root))
+    rows = []
+    for point in sweep.points():
+        record = latest.get(point.key, {})
+        rows.append({**{k.rsplit(".", 1)[-1]: v for k, v in point.params.items()}, "seed": point.seed,
+                     "key": point.key, "status": record.get("status", "pending"), "value": record.get("value"),
+                     **{name: _control(record, name) for name in CONTROLS[:2]},
+                     "wall_time_s": record.get("wall_time_s"), "reason": record.get("reason")})
+    frame = pd.DataFrame(rows)
+    frame["value"] = pd.to_numeric(frame["value"], errors="coerce")
+    return frame

@@ -1,0 +1,63 @@
+"""One sweep point: train it into its scratch folder and return its record (plain data in and out, so it
+runs alike in this process, in a process-pool worker or as a Ray task)."""
+from __future__ import annotations
+
+import math
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..config import ConfigError, RunConfig
+from ..threads import set_threads
+from .store import CONTROLS
+
+RECORDED = ("device", "device_name", "threads", "omp_wait_policy", "bf16_used", "python", "torch",
+            "transformer_lens", "git_commit")  # copied from the run's final.json into its line
+
+
+def run_point(task: dict) -> dict:
+    """Train one point into its scratch folder (resuming if it was interrupted) and return its record.
+
+    `task`: {"key", "overrides", "work_dir", "device", "threads"}; plain data, so it travels to
+    process-pool workers and Ray tasks alike. Never raises: failures come back as records.
+    """
+    tic = time.perf_counter()
+    record = {"key": task["key"], "status": "error", "reason": None}
+    try:  # only a config that cannot exist is a result ("failed"); decided before training
+        from ..data import make_split
+        config = RunConfig().replace(**task["overrides"])
+        record["config"] = config.to_dict()
+        make_split(config.task)
+    except ConfigError as err:
+        record.update(status="failed", reason=str(err))
+        return _stamp(record, tic)
+    try:
+        set_threads(task.get("threads"))
+        from ..runs import Run
+        from ..trainer import train
+        work = Path(task["work_dir"]) / task["key"]
+        run = Run(work)
+        if not (run.is_complete() and run.exists() and run.config == config):
+            run = train(config, work, device=task.get("device", "cpu"), progress=False, keep_checkpoints="none")
+        final = run.final()
+        shutil.rmtree(run.resume_dir, ignore_errors=True)  # optimizer state: only needed while unfinished
+        record.update(status="done", steps=final["steps"], exact=final["exact"], pools=final["pools"],
+                      controls=run_controls(run), wall_time_s=final["wall_time_s"],
+                      **{k: final.get(k) for k in RECORDED})
+    except Exception as err:  # noqa: BLE001  (an environment problem: reported and retried next time)
+        record.update(status="error", reason=f"{type(err).__name__}: {err}")
+    return _stamp(record, tic)
+
+
+def run_controls(run) -> dict:
+    """The controls of a finished run, from its final model; None where the held-out set has no such pair."""
+    from ..analysis.controls import swap_heldout_accuracy
+    out = swap_heldout_accuracy(run.load_model())
+    return {name: None if math.isnan(out[name]) else out[name] for name in CONTROLS}
+
+
+def _stamp(record: dict, tic: float) -> dict:
+    record["run_time_s"] = round(time.perf_counter() - tic, 1)
+    record["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return record
