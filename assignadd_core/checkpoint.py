@@ -1,9 +1,12 @@
-"""Model files: our safetensors checkpoints (+ config JSON) and TransformerLens-format state dicts.
+"""Model files: our safetensors checkpoints (+ config JSON), TransformerLens-format state dicts, and
+`torch.save` dicts of tensors and plain values (the trainer's resume state), always read back with
+`weights_only=True` (no code runs on load).
 
 Every failure is a `CheckpointError` with one line naming the file and what is wrong.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
@@ -147,8 +150,15 @@ def tl_state_dict_to_ours(state: dict[str, torch.Tensor], source: Path) -> dict[
     return ours
 
 
-def load_tl_state_dict(path: Path, config: RunConfig | None = None) -> AssignAddTransformer:
-    """Load a TransformerLens-format `.pth` state dict (tensors only: weights_only=True)."""
+def save_torch_dict(state: dict, path: Path) -> None:
+    """torch.save, atomically (an interrupted write leaves the previous file)."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def load_torch_dict(path: Path) -> dict:
+    """A `torch.save`d dict, on the CPU; weights_only=True: tensors and plain values only, no code runs."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: no such file")
@@ -159,6 +169,13 @@ def load_tl_state_dict(path: Path, config: RunConfig | None = None) -> AssignAdd
                               f" {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
     if not isinstance(state, dict):
         raise CheckpointError(f"{path}: holds a {type(state).__name__}, not a state dict")
+    return state
+
+
+def load_tl_state_dict(path: Path, config: RunConfig | None = None) -> AssignAddTransformer:
+    """Load a TransformerLens-format `.pth` state dict (tensors only: weights_only=True)."""
+    path = Path(path)
+    state = load_torch_dict(path)
     model = AssignAddTransformer(config or RunConfig())
     load_weights_into(model, tl_state_dict_to_ours(state, path), path)
     return model

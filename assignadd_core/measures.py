@@ -11,7 +11,7 @@ import torch
 
 from .config import TaskConfig
 from .data import Batch, Vocab, eval_pools
-from .model import AssignAddTransformer
+from .model import MLP_LAYER, AssignAddTransformer
 
 MEASURE_NAMES = (
     "m1_addition_module",  # OV2(e_a) + OV2(e_b) through MLP2 and W_U gives (a + b) mod N
@@ -25,62 +25,88 @@ MEASURE_NAMES = (
 MEASUREMENT_ROWS_PER_POOL = 256
 
 
-def _ov(model: AssignAddTransformer, layer: int) -> torch.Tensor:
-    attn = model.blocks[layer].attn
-    return attn.W_V[0] @ attn.W_O[0]
+def operand_pairs(modulus: int) -> torch.Tensor:
+    """Every ordered operand pair (n1, n2), n1-major: [N², 2]."""
+    grid = torch.arange(modulus)
+    return torch.stack([grid.repeat_interleave(modulus), grid.repeat(modulus)], 1)
 
 
-def _qk(model: AssignAddTransformer, layer: int) -> torch.Tensor:
-    attn = model.blocks[layer].attn
-    return attn.W_Q[0] @ attn.W_K[0].T
+@torch.no_grad()
+def two_operand_input(model: AssignAddTransformer, lhs: torch.Tensor, rhs: torch.Tensor) -> torch.Tensor:
+    """[B, d] OV2(W_E[lhs]) + OV2(W_E[rhs]): the layer-2 attention output with equal weight on two clean
+    operand embeddings, i.e. the addition module's input read from the weights only (measure 1, C6, C7)."""
+    ov = model.W_E[: model.config.task.modulus] @ model.OV[MLP_LAYER, 0].AB  # the MLP's own block's OV
+    return ov[lhs.to(ov.device)] + ov[rhs.to(ov.device)]
 
 
 @torch.no_grad()
 def addition_module_accuracy(model: AssignAddTransformer) -> float:
-    """Measure 1: the layer-2 MLP + unembedding alone, fed OV2(W_E[a]) + OV2(W_E[b]) for every (a, b).
+    """Measure 1: the layer-2 MLP + unembedding alone, fed `two_operand_input` for every (a, b).
 
     The residual is included (logits = (x + MLP(x)) W_U); with no biases the argmax does not
     depend on the attention weights' scale, so the sum stands for an even split over both operands.
     """
-    n = model.config.task.modulus
-    ov_numbers = model.W_E[:n] @ _ov(model, 1)
-    x = (ov_numbers[:, None, :] + ov_numbers[None, :, :]).reshape(n * n, -1)
-    mlp = model.blocks[1].mlp
+    pairs = operand_pairs(model.config.task.modulus)
+    x = two_operand_input(model, pairs[:, 0], pairs[:, 1])
+    mlp = model.blocks[MLP_LAYER].mlp
     logits = (x + torch.relu(x @ mlp.W_in) @ mlp.W_out) @ model.W_U
-    target = (torch.arange(n)[:, None] + torch.arange(n)[None, :]).reshape(-1) % n
+    target = pairs.sum(1) % model.config.task.modulus
     return float((logits.argmax(-1).cpu() == target).float().mean())
 
 
 @torch.no_grad()
-def previous_token_qk_score(model: AssignAddTransformer) -> float:
-    """Measure 2: on W_pos QK1 W_posᵀ over the prefix, each query q >= 1 with keys >= q and key q-2
-    masked out: fraction of rows whose argmax is q - 1."""
-    prefix = model.config.task.prefix_len
-    pos = model.W_pos[:prefix]
-    scores = (pos @ _qk(model, 0) @ pos.T).cpu()
+def positional_qk_map(model: AssignAddTransformer, n_pos: int | None = None, causal: bool = True) -> torch.Tensor:
+    """[q, k] layer-1 score (with the 1/sqrt(d_head) scale) between positional embeddings of the prefix
+    (default: positions 0..11); keys after the query are NaN when `causal` (the model never sees them)."""
+    n_pos = n_pos or model.config.task.prefix_len
+    pos = model.W_pos[:n_pos]
+    scores = (pos @ (model.QK[0, 0].AB * model.blocks[0].attn.scale) @ pos.T).cpu()
+    if causal:
+        scores = scores.masked_fill(~torch.ones(n_pos, n_pos, dtype=torch.bool).tril(), float("nan"))
+    return scores
+
+
+def previous_token_rows(qk_map: torch.Tensor) -> torch.Tensor:
+    """Bool [q-1], measure 2 row by row: for each query q >= 1, among the earlier keys with key q-2
+    left out (as book/protocol.md defines the measure), is q-1 the largest score?"""
     hits = []
-    for q in range(1, prefix):
-        row = scores[q].clone()
-        row[q:] = float("-inf")
+    for q in range(1, qk_map.shape[0]):
+        row = torch.nan_to_num(qk_map[q, :q].clone(), nan=float("-inf"))
         if q >= 2:
             row[q - 2] = float("-inf")
         hits.append(int(row.argmax()) == q - 1)
-    return sum(hits) / len(hits)
+    return torch.tensor(hits)
+
+
+def previous_token_qk_score(model: AssignAddTransformer) -> float:
+    """Measure 2: the fraction of `previous_token_rows` of the positional layer-1 QK map."""
+    rows = previous_token_rows(positional_qk_map(model))
+    return int(rows.sum()) / len(rows)
+
+
+@torch.no_grad()
+def variable_copies(model: AssignAddTransformer) -> torch.Tensor:
+    """U [n_vars, d]: u_v = W_E[v] OV1, each variable's identity as layer 1 copies it onto the next position."""
+    var0, n_vars = Vocab(model.config.task).var0, model.config.task.n_vars
+    return model.W_E[var0: var0 + n_vars] @ model.OV[0, 0].AB
 
 
 @torch.no_grad()
 def variable_qk_map(model: AssignAddTransformer) -> torch.Tensor:
-    """[n_vars, n_vars]: (W_E[v] OV1) QK2 (W_E[v'] OV1)ᵀ, query variable v against key variable v'."""
-    vocab = Vocab(model.config.task)
-    ids = torch.arange(model.config.task.n_vars, device=model.W_E.device) + vocab.var0
-    copied = model.W_E[ids] @ _ov(model, 0)
-    return (copied @ _qk(model, 1) @ copied.T).cpu()
+    """[n_vars, n_vars]: u_v QK2 u_v'ᵀ (u = `variable_copies`, no 1/sqrt(d_head) scale), query variable v
+    against key variable v'."""
+    copied = variable_copies(model)
+    return (copied @ model.QK[1, 0].AB @ copied.T).cpu()
+
+
+def identity_rows(qk_map: torch.Tensor) -> torch.Tensor:
+    """Bool [n]: does each row of a square map peak on its diagonal?"""
+    return qk_map.argmax(-1) == torch.arange(qk_map.shape[0])
 
 
 def variable_identity_score(model: AssignAddTransformer) -> float:
-    """Measure 3: fraction of rows of the variable QK map whose argmax is the diagonal."""
-    qk = variable_qk_map(model)
-    return float((qk.argmax(-1) == torch.arange(qk.shape[0])).float().mean())
+    """Measure 3: the fraction of `identity_rows` of the variable QK map."""
+    return float(identity_rows(variable_qk_map(model)).float().mean())
 
 
 @functools.lru_cache(maxsize=8)

@@ -28,8 +28,8 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_weights_into, save_model,
-                         save_tensors)
+from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_torch_dict, load_weights_into,
+                         save_model, save_torch_dict)
 from .config import ConfigError, RunConfig
 from .data import POOL_NAMES, TrainStream, make_split
 from .evaluation import evaluate, pool_accuracies
@@ -117,33 +117,44 @@ def train_step(model, optimizer, tokens, answers, config: RunConfig, device: tor
 
 
 # ---------------------------------------------------------------------------- resume state
+# One dict saved and loaded together: the step, the counters, and the model and optimizer state dicts.
+RESUME_FILE = "state.pt"
+FLAT_RESUME_FILE = "state.safetensors"  # the earlier format (tensors flattened by name), still read
+
+
 def save_resume_state(run: Run, model, optimizer, step: int, extra: dict) -> None:
-    run.resume_dir.mkdir(parents=True, exist_ok=True)
-    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
-    names = [n for n, _ in model.named_parameters()]
-    for index, state in optimizer.state_dict()["state"].items():
-        for key, value in state.items():
-            tensors[f"optim.{names[index]}.{key}"] = torch.as_tensor(value)
-    save_tensors(tensors, run.resume_dir / "state.safetensors")
-    # the JSON is written last: it names the step the tensors belong to
+    save_torch_dict({"step": step, **extra, "model": model.state_dict(), "optimizer": optimizer.state_dict()},
+                    run.resume_dir / RESUME_FILE)
+    (run.resume_dir / FLAT_RESUME_FILE).unlink(missing_ok=True)  # a resumed older run's state, now stale
+    # a readable copy of the counters, for people and `runs.continue_run`; the state file itself is the record
     atomic_write_text(run.resume_dir / "state.json", json.dumps({"step": step, **extra}))
 
 
 def load_resume_state(run: Run, model, optimizer) -> dict | None:
-    info_path, tensor_path = run.resume_dir / "state.json", run.resume_dir / "state.safetensors"
+    """Load the saved state into model and optimizer; returns the step and counters (None: nothing saved)."""
+    path = run.resume_dir / RESUME_FILE
+    if not path.is_file():
+        return _load_flat_resume_state(run, model, optimizer)
+    state = load_torch_dict(path)
+    load_weights_into(model, state.pop("model"), path)
+    optimizer.load_state_dict(state.pop("optimizer"))  # moves the moments to the parameters' device
+    return state
+
+
+def _load_flat_resume_state(run: Run, model, optimizer) -> dict | None:
+    """Resume folders written before RESUME_FILE: state.json + model.* and optim.<param>.<key> tensors."""
+    info_path, tensor_path = run.resume_dir / "state.json", run.resume_dir / FLAT_RESUME_FILE
     if not info_path.is_file():
         return None
-    info = json.loads(info_path.read_text())
     tensors = load_tensors(tensor_path)
     load_weights_into(model, {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, tensor_path)
-    names = [n for n, _ in model.named_parameters()]
     state = optimizer.state_dict()
-    for index, name in enumerate(names):
+    for index, (name, _) in enumerate(model.named_parameters()):
         keys = [k for k in tensors if k.startswith(f"optim.{name}.")]
         if keys:
-            state["state"][index] = {k.rsplit(".", 1)[-1]: tensors[k].to(model.W_E.device) for k in keys}
+            state["state"][index] = {k.rsplit(".", 1)[-1]: tensors[k] for k in keys}
     optimizer.load_state_dict(state)
-    return info
+    return json.loads(info_path.read_text())
 
 
 def last_saved_step(run: Run) -> int:

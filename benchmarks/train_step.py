@@ -33,7 +33,7 @@ from assignadd_core.config import RunConfig
 from assignadd_core.data import TrainStream
 from assignadd_core.evaluation import pool_accuracies
 from assignadd_core.measures import all_measures
-from assignadd_core.trainer import make_optimizer, native_bf16, new_model
+from assignadd_core.trainer import make_optimizer, native_bf16, new_model, train_step
 
 POLICIES = ("default", "PASSIVE", "ACTIVE")  # "default": OMP_WAIT_POLICY unset
 
@@ -75,13 +75,8 @@ def paper_step_setup():
     stream = TrainStream(config.task, config.train.batch_size, config.train.seed)
     tokens, answers = stream.batch(1)
 
-    def fused_step(bf16: bool):
-        with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else torch.autocast("cpu", enabled=False):
-            logits = model.fused_logits(tokens)
-        loss = F.cross_entropy(logits.float(), answers)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+    def fused_step(bf16: bool):  # the trainer's own step, so the benchmark times what training runs
+        train_step(model, optimizer, tokens, answers, config, torch.device("cpu"), bf16)
 
     return config, model, optimizer, stream, tokens, answers, fused_step
 

@@ -8,6 +8,7 @@ from assignadd_core.checkpoint import load_tl_state_dict, reference_weights_path
 from assignadd_core.config import RunConfig
 from assignadd_core.data import LITERAL, Vocab
 from assignadd_core.data import make_split
+from assignadd_core.measures import operand_pairs
 from assignadd_core.model import AssignAddTransformer
 
 import handbuilt
@@ -53,7 +54,7 @@ def test_twins_differ_only_in_the_query_operands(kind):
 def test_cosine_groups_on_a_commutative_representation():
     n, d = 7, 64
     f = torch.randn(n, d, generator=torch.Generator().manual_seed(0))
-    pairs = addition.all_pairs(n)
+    pairs = operand_pairs(n)
     rep = f[pairs[:, 0]] + f[pairs[:, 1]]
     groups = addition.cosine_groups(rep, rep, pairs)
     assert len(groups["matched"]) == n * n and len(groups["swapped"]) == n * n - n
@@ -74,7 +75,7 @@ def test_summarize_statistics():
 
 
 def test_cosine_groups_see_unrelated_inputs():
-    pairs = addition.all_pairs(5)
+    pairs = operand_pairs(5)
     gen = torch.Generator().manual_seed(1)
     a, b = torch.randn(25, 64, generator=gen), torch.randn(25, 64, generator=gen)
     groups = addition.cosine_groups(a, b, pairs)

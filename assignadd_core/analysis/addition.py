@@ -21,18 +21,13 @@ import torch
 
 from ..config import TaskConfig
 from ..data import LITERAL, Batch, build_sequences, make_split
-from ..model import AssignAddTransformer
+from ..measures import operand_pairs, two_operand_input
+from ..model import MLP_LAYER, AssignAddTransformer
 
-MLP_INPUT_HOOK = "blocks.1.hook_resid_mid"
-ATTN_OUT_HOOK = "blocks.1.hook_attn_out"
+MLP_INPUT_HOOK = f"blocks.{MLP_LAYER}.hook_resid_mid"
+ATTN_OUT_HOOK = f"blocks.{MLP_LAYER}.hook_attn_out"  # the attention output of the MLP's own block
 TWIN_KINDS = ("2var", "1var_left", "1var_right")
 GROUPS = ("matched", "swapped", "mismatched")
-
-
-def all_pairs(modulus: int) -> torch.Tensor:
-    """Every ordered operand pair (n1, n2), n1-major: [N², 2]."""
-    grid = torch.arange(modulus)
-    return torch.stack([grid.repeat_interleave(modulus), grid.repeat(modulus)], 1)
 
 
 def twin_batches(task: TaskConfig, kind: str = "2var", seed: int = 0,
@@ -44,7 +39,7 @@ def twin_batches(task: TaskConfig, kind: str = "2var", seed: int = 0,
     """
     if kind not in TWIN_KINDS:
         raise ValueError(f"kind must be one of {TWIN_KINDS}, got {kind!r}")
-    pairs = all_pairs(task.modulus) if pairs is None else pairs
+    pairs = operand_pairs(task.modulus) if pairs is None else pairs
     split, gen = make_split(task), torch.Generator().manual_seed(seed)
     b = pairs.shape[0]
     lit = torch.full((b,), LITERAL, dtype=torch.long)
@@ -84,10 +79,7 @@ def last_position(model: AssignAddTransformer, tokens: torch.Tensor, names: tupl
 def ov2_prediction(model: AssignAddTransformer, batch: Batch) -> torch.Tensor:
     """OV2(W_E[n1]) + OV2(W_E[n2]) for every row: the layer-2 attention output with equal weight on two
     clean operand embeddings."""
-    attn = model.blocks[1].attn
-    with torch.no_grad():
-        ov = (model.W_E[: model.config.task.modulus] @ attn.W_V[0] @ attn.W_O[0]).float().cpu()
-    return ov[batch.lhs_val] + ov[batch.rhs_val]
+    return two_operand_input(model, batch.lhs_val, batch.rhs_val).float().cpu()
 
 
 def cosine_matrix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

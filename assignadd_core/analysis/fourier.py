@@ -20,9 +20,10 @@ import numpy as np
 import torch
 
 from ..data import LITERAL, build_sequences
-from ..model import AssignAddTransformer
+from ..measures import operand_pairs, two_operand_input
+from ..model import MLP_LAYER, AssignAddTransformer
 
-PRE_HOOK = "blocks.1.mlp.hook_pre"
+PRE_HOOK = f"blocks.{MLP_LAYER}.mlp.hook_pre"
 
 
 def n_frequencies(modulus: int) -> int:
@@ -66,10 +67,14 @@ def embedding_power(model: AssignAddTransformer) -> np.ndarray:
     return power_fractions(model.W_E[:n].detach().cpu().numpy(), axis=0)
 
 
+def neuron_logit_effects(model: AssignAddTransformer) -> np.ndarray:
+    """W_out W_U [d_mlp, N]: what each neuron of the addition MLP adds to the logits per unit of output."""
+    return (model.blocks[MLP_LAYER].mlp.W_out @ model.W_U).detach().cpu().numpy()
+
+
 def output_power(model: AssignAddTransformer) -> np.ndarray:
     """Power fractions of W_out W_U along the output class (each neuron's logit effect is a function of Z/N)."""
-    w = (model.blocks[1].mlp.W_out @ model.W_U).detach().cpu().numpy()
-    return power_fractions(w, axis=1)
+    return power_fractions(neuron_logit_effects(model), axis=1)
 
 
 # ----------------------------------------------------------------------------- neuron pre-activations
@@ -83,8 +88,7 @@ def neuron_preactivations(model: AssignAddTransformer, source: str = "sequences"
     would deliver with equal weight on two clean operand embeddings (no prefix, no `=` token).
     """
     n = model.config.task.modulus
-    grid = torch.arange(n)
-    lhs, rhs = grid.repeat_interleave(n), grid.repeat(n)
+    lhs, rhs = operand_pairs(n).unbind(1)
     if source == "sequences":
         lit = torch.full_like(lhs, LITERAL)
         batch = build_sequences(model.config.task, lhs, rhs, lit, lit, torch.Generator().manual_seed(seed))
@@ -94,9 +98,7 @@ def neuron_preactivations(model: AssignAddTransformer, source: str = "sequences"
         model.train(was_training)
         pre = cache[PRE_HOOK][:, -1]
     elif source == "ov":
-        attn = model.blocks[1].attn
-        ov = model.W_E[:n] @ attn.W_V[0] @ attn.W_O[0]
-        pre = (ov[lhs] + ov[rhs]) @ model.blocks[1].mlp.W_in
+        pre = two_operand_input(model, lhs, rhs) @ model.blocks[MLP_LAYER].mlp.W_in
     else:
         raise ValueError(f"source must be 'sequences' or 'ov', got {source!r}")
     return pre.T.reshape(-1, n, n).double().cpu().numpy()
@@ -158,8 +160,7 @@ def fit_map(k: int, amp_n: float, phase_n: float, amp_m: float, phase_m: float, 
 # ----------------------------------------------------------------------------- which neurons matter
 def neuron_importance(model: AssignAddTransformer, maps: np.ndarray) -> np.ndarray:
     """How much each neuron moves the logits over the grid: std of its ReLU output × ‖row of W_out W_U‖."""
-    w = (model.blocks[1].mlp.W_out @ model.W_U).detach().cpu().numpy()
-    return np.maximum(maps, 0).std((1, 2)) * np.linalg.norm(w, axis=1)
+    return np.maximum(maps, 0).std((1, 2)) * np.linalg.norm(neuron_logit_effects(model), axis=1)
 
 
 def active_neurons(importance: np.ndarray, rel: float = 0.05) -> np.ndarray:

@@ -22,26 +22,28 @@ from typing import TYPE_CHECKING
 import torch
 import torch.nn.functional as F
 
-from ..data import TrainStream, Vocab
+from ..data import TrainStream
+from ..measures import identity_rows, variable_copies, variable_qk_map
 from ..model import AssignAddTransformer
-from .circuits import diagonal_contrast, identity_rows
+from .circuits import diagonal_contrast
 from .controls import whitened_contrast
 
 if TYPE_CHECKING:
     import pandas as pd
 
-LAYER2_INPUT = "blocks.1.hook_resid_pre"
-LAYER2_SCORES = "blocks.1.attn.hook_attn_scores"
+LAYER = 1  # index of layer 2, whose QK matrix the theory is about
+LAYER2_INPUT = f"blocks.{LAYER}.hook_resid_pre"
+LAYER2_SCORES = f"blocks.{LAYER}.attn.hook_attn_scores"
 
 
 def folded_qk2(model: AssignAddTransformer) -> torch.Tensor:
-    return model.QK[1, 0].AB.detach()
+    return model.QK[LAYER, 0].AB.detach()
 
 
 def qk2_gradient(model: AssignAddTransformer, tokens: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
     """∇_{W_QK2} L [d, d] of the mean cross-entropy at `=` (autograd through a folded leaf W_QK2)."""
     device = model.W_E.device
-    attn = model.blocks[1].attn
+    attn = model.blocks[LAYER].attn
     qk = folded_qk2(model).clone().requires_grad_(True)
     stash = {}
 
@@ -71,14 +73,6 @@ def training_batch(model: AssignAddTransformer, step: int, n_batches: int = 2) -
     return torch.cat([t for t, _ in parts]), torch.cat([a for _, a in parts])
 
 
-@torch.no_grad()
-def variable_copies(model: AssignAddTransformer) -> torch.Tensor:
-    """U [n_vars, d]: u_v = W_E[v] OV1, the variable identity as layer 1 writes it."""
-    task = model.config.task
-    var0 = Vocab(task).var0
-    return (model.W_E[var0: var0 + task.n_vars] @ model.OV[0, 0].AB).detach()
-
-
 def project(matrix: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
     """basis M basisᵀ: the matrix seen on pairs of basis vectors (rows = query side)."""
     return (basis.to(matrix.dtype) @ matrix @ basis.to(matrix.dtype).T).cpu()
@@ -97,7 +91,7 @@ def gradient_identity(model: AssignAddTransformer, step: int, n_batches: int = 2
     basis = variable_copies(model)
     g = project(-grad, basis)
     eye = torch.eye(grad.shape[0], dtype=grad.dtype, device=grad.device)
-    current = project(folded_qk2(model), basis)
+    current = variable_qk_map(model)  # = project(folded_qk2(model), basis)
     out = {"step": step, "G": g}
     out.update({f"grad_{k}": v for k, v in dominance(g).items()})
     out.update({f"qk2_{k}": v for k, v in dominance(current).items()})
