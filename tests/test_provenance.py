@@ -1,11 +1,16 @@
 """The committed seed-42 run comes from this code: retraining its first steps reproduces it.
 
-Different CPUs and thread counts round floating point differently, so values are compared with
-tolerances: the weights after step 1 to 1e-5 relative and after step 201 to 1e-3 relative (against the
-committed checkpoints: 200 AdamW steps with a wrong optimizer setting, e.g. beta2 0.99 instead of 0.999,
-move them far more), the loss to 1 %, pool accuracies to 0.01 absolute (20 of 2,000 sequences). The
-progress measures are argmaxes and top-2s over near-random maps this early, where rounding flips single
-rows, so they get 0.1. The checkpoints are part of the committed run: their absence fails the test.
+Different CPUs and thread counts round floating point differently, and 200 AdamW steps amplify those
+rounding differences chaotically: retrained on another processor (Intel AVX-512 against the committed
+run's AMD AVX2), the weights after step 201 differ by 2-13 % per tensor, as much as with a wrong beta2.
+So the weights are compared after step 1 only (1e-5 relative: init, data and the first update), and the
+optimizer is checked through the training loss at step 201, which is stable to rounding but not to the
+optimizer's settings. Measured on that other processor (loss at step 201, relative to the committed run):
+this code 3.2e-5 (1 thread) and 9.9e-5 (2 threads); beta2 0.99 instead of 0.999 1.5e-3, beta1 0.85 2.9e-3,
+lr 1.1e-3 2.6e-3, eps 1e-6 7.6e-3 (weight decay 0.01 instead of 0.02: 5.7e-5, too small to see this early).
+Hence `LOSS_TOLERANCE` = 5e-4 at step 201. Pool accuracies get 0.01 absolute (20 of 2,000 sequences);
+the progress measures are argmaxes and top-2s over near-random maps this early, where rounding flips
+single rows, so they get 0.1. The checkpoint is part of the committed run: its absence fails the test.
 """
 import math
 
@@ -18,7 +23,8 @@ from assignadd_core.trainer import train
 
 COMMITTED = Run(DEFAULT_ROOT / "seed42")
 CHECK_STEPS = 201  # eval rows at steps 1, 101, 201
-WEIGHT_TOLERANCE = {1: 1e-5, CHECK_STEPS: 1e-3}  # relative, per parameter tensor
+WEIGHT_TOLERANCE = {1: 1e-5}  # relative, per parameter tensor
+LOSS_TOLERANCE = {101: 1e-4, CHECK_STEPS: 5e-4}  # relative
 
 
 def test_first_steps_of_committed_run_reproduce(tmp_path):
@@ -52,5 +58,6 @@ def test_first_steps_of_committed_run_reproduce(tmp_path):
             if pd.isna(theirs):  # the probe runs every 1,000 steps (and at a run's last step: 201 here)
                 assert column.startswith("m7"), (step, column)
                 continue
-            tolerance = 0.01 * abs(theirs) if column == "loss" else 0.01 if column in POOL_NAMES else 0.1
+            tolerance = (LOSS_TOLERANCE.get(step, 1e-5) * abs(theirs) if column == "loss"
+                         else 0.01 if column in POOL_NAMES else 0.1)
             assert math.isclose(ours, theirs, abs_tol=tolerance), f"step {step} {column}: {ours} vs {theirs}"
