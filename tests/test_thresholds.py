@@ -185,3 +185,36 @@ def test_bootstrap_midpoint_interval_contains_the_fit_and_shrinks_with_seeds():
     lo8, hi8 = th.bootstrap_midpoint(x8, y8, n_boot=200)
     assert hi8 - lo8 < hi - lo
     assert th.bootstrap_midpoint(grid, np.full(grid.size, 0.5), n_boot=20) is None  # flat: no fit to resample
+
+
+def test_swap_control_crosses_each_curve_and_lists_runs_without_it():
+    """A model that only looks up the swapped pair: the swap-in-training pairs are right from the start, the
+    pairs whose swap is held out only from f = 0.5; a run trained before the control existed is listed."""
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import swap_control
+    f = [0.1, 0.3, 0.5, 0.7, 0.9]
+    finished = pd.DataFrame({"train_fraction": f + [0.2], "seed": [42] * 6,
+                             "swap_in_training": [1.0] * 5 + [math.nan],
+                             "swap_heldout": [0.02, 0.03, 0.95, 0.97, 0.99, math.nan],
+                             "value": [0.7, 0.72, 0.96, 0.98, 0.99, 0.5],
+                             "n_swap_heldout": [900, 400, 200, 90, 10, math.nan],
+                             "n_swap_in_training": [300, 800, 600, 500, 60, math.nan]})
+    control = swap_control(finished, "train_fraction", level=0.9)
+    assert control["table"]["train_fraction"].tolist() == f
+    assert control["crossings"]["swap_in_training"].value == 0.1 and control["crossings"]["swap_in_training"].below is None
+    assert (control["crossings"]["swap_heldout"].value, control["crossings"]["swap_heldout"].below) == (0.5, 0.3)
+    assert (control["crossings"]["value"].value, control["crossings"]["value"].below) == (0.5, 0.3)
+    assert control["missing"].to_dict("records") == [{"train_fraction": 0.2, "seed": 42}]
+
+
+def test_swap_control_without_the_columns_lists_every_run():
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import swap_control
+    finished = pd.DataFrame({"train_fraction": [0.3, 0.6], "seed": [42, 43], "value": [0.5, 0.9],
+                             "swap_heldout": [math.nan, math.nan], "swap_in_training": [math.nan, math.nan],
+                             "n_swap_heldout": [math.nan, math.nan], "n_swap_in_training": [math.nan, math.nan]})
+    control = swap_control(finished, "train_fraction")
+    assert len(control["table"]) == 0 and len(control["missing"]) == 2
+    assert control["crossings"]["swap_heldout"].value is None
