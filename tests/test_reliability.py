@@ -53,7 +53,15 @@ def test_shortcut_rules_on_sequences_where_they_disagree():
     assert reliability.shortcut_table(twice, 200)["correct"] < 0.2
 
 
-def test_seed_runs_lists_missing_runs_and_never_trains_unless_asked(tmp_path):
+@pytest.fixture
+def default_root(tmp_path, monkeypatch):
+    """An empty default runs folder: a run written or looked up without its `root` would land here."""
+    from assignadd_core import rundir
+    monkeypatch.setattr(rundir, "DEFAULT_ROOT", tmp_path / "default")
+    return tmp_path / "default"
+
+
+def test_seed_runs_lists_missing_runs_and_never_trains_unless_asked(tmp_path, default_root):
     from assignadd_core.config import ConfigError
     from tiny import TINY
     overrides = {k: v for k, v in TINY.items() if k != "steps"}
@@ -67,3 +75,124 @@ def test_seed_runs_lists_missing_runs_and_never_trains_unless_asked(tmp_path):
     assert reliability.seed_runs(["a"], [1], 30, overrides, root=tmp_path) == ({}, ["a"])
     with pytest.raises(ConfigError):
         reliability.seed_runs(["a", "b"], [1], 20, overrides, root=tmp_path)
+
+
+# ---------------------------------------------------------------------------- edge cases and exact values
+def test_a_run_with_a_jump_but_no_final_rise_composed_without_all_three():
+    steps = reliability.phase_steps({"a": synthetic(jump=3000, refinement=9000), "d": synthetic(refine=False)})
+    assert steps["composed"].tolist() == [True, True] and steps["all_three"].tolist() == [True, False]
+    assert steps["last_step"].tolist() == [39901, 39901]
+
+
+def test_step_statistics_of_a_transition_no_run_reached_and_of_non_numbers():
+    import pandas as pd
+    steps = pd.DataFrame({k: [None, None] for k in reliability.TRANSITIONS}, index=["a", "b"])
+    steps["jump"] = [3000, "5,300–5,400"]  # a text entry (as the paper's row) is not a measured step
+    stats = reliability.step_statistics(steps)
+    assert stats.loc["jump"].to_dict() == {"runs": 1, "median": 3000.0, "min": 3000, "max": 3000}
+    none = stats.loc["refinement"]
+    assert none["runs"] == 0 and none[["median", "min", "max"]].isna().all()
+
+
+def test_a_rate_of_no_runs():
+    import math
+    rate = reliability.composition_rate(0, 0)
+    assert (rate.successes, rate.trials) == (0, 0) and math.isnan(rate.low) and math.isnan(rate.high)
+    assert math.isnan(rate.value) and rate.describe() == "no runs"
+    one = reliability.composition_rate(1, 1)  # one trial is a rate, not "no runs"
+    assert (one.successes, one.trials, one.high) == (1, 1, 1.0) and one.low == pytest.approx(0.025)
+    assert one.describe() == "1 of 1 (100%; 95 % interval 3%–100%)"  # 2.5 % shown rounded
+
+
+def test_the_interval_level_is_used():
+    """Clopper–Pearson: the bounds are beta quantiles, Beta(k, n-k+1) at (1-level)/2 and Beta(k+1, n-k) at
+    (1+level)/2."""
+    from scipy.stats import beta
+    rate = reliability.composition_rate(5, 10, level=0.5)
+    assert rate.low == pytest.approx(beta.ppf(0.25, 5, 6)) and rate.high == pytest.approx(beta.ppf(0.75, 6, 5))
+
+
+def test_shortcut_answers_read_the_literal_from_the_query():
+    """Every row: the literal is the number at position 13 or 14 (whichever is not a variable); variable 0
+    counts as a variable."""
+    import handbuilt
+    task = handbuilt.exact_model().config.task
+    batch = reliability.shortcut_batch(task, 300)
+    assert bool((batch.lhs_var == 0).any())  # a row where the variable is the first one, on the left
+    answers = reliability.shortcut_answers(task, batch)
+    n = task.modulus
+    for i, row in enumerate(batch.tokens.tolist()):
+        literal = row[13] if row[13] < n else row[14]
+        assert int(answers["literal alone"][i]) == literal and int(answers["literal twice"][i]) == 2 * literal % n
+    assert all(answers[k].dtype == batch.answers.dtype for k in reliability.SHORTCUTS)
+
+
+def test_shortcut_batch_is_seeded_and_only_1var_training_rows():
+    import torch
+    import handbuilt
+    task = handbuilt.exact_model().config.task
+    batch = reliability.shortcut_batch(task, 100, seed=3)
+    assert torch.equal(batch.tokens, reliability.shortcut_batch(task, 100, seed=3).tokens)
+    assert bool(((batch.lhs_var >= 0) ^ (batch.rhs_var >= 0)).all())  # one variable operand, one literal
+
+
+def test_shortcut_table_counts_each_rule_and_the_rest():
+    """A model that always answers 0: each rule's share is how often that rule's answer is 0, on the batch of
+    the seed given; 'other' is where none is."""
+    import handbuilt
+    zero = handbuilt.exact_model(answer=lambda a, b: 0)
+    task = zero.config.task
+    batch = reliability.shortcut_batch(task, 300, seed=3)
+    answers = reliability.shortcut_answers(task, batch)
+    table = reliability.shortcut_table(zero, 300, seed=3)
+    assert table["n"] == len(batch)
+    for rule in reliability.SHORTCUTS:
+        assert table[rule] == pytest.approx(float((answers[rule] == 0).float().mean())), rule
+    named = sum((answers[rule] == 0).long() for rule in reliability.SHORTCUTS) > 0
+    assert table["other"] == pytest.approx(1 - float(named.float().mean())) and 0 < table["other"] < 1
+
+
+def test_seed_runs_give_each_run_its_seed_steps_and_settings(tmp_path, default_root, monkeypatch):
+    from assignadd_core import runs as runs_module
+    from assignadd_core.config import ConfigError, RunConfig
+    from tiny import TINY
+    overrides = {k: v for k, v in TINY.items() if k != "steps"}
+    config = RunConfig().replace(seed=3, steps=20, **overrides)
+    root = tmp_path / "mine"
+    assert reliability.finished_run("x", config, root=root) is None and not root.exists()
+    calls = []
+    real = runs_module.train_or_load
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runs_module, "train_or_load", recording)
+    run = reliability.finished_run("x", config, train_missing=True, root=root)
+    assert run.config == config and run.path.parent == root
+    assert calls == [{"name": "x", "device": "cpu", "root": root, "progress": False}]  # on the CPU, no progress bar
+    assert reliability.finished_run("x", config, train_missing=True, device="meta", root=root) is not None
+    assert calls[-1]["device"] == "meta"  # the device is passed on (the run is finished: nothing trains)
+    runs, missing = reliability.seed_runs(["x"], [3], 20, overrides, root=root)
+    assert missing == [] and runs["x"].config == config
+    assert not default_root.exists()
+    with pytest.raises(ConfigError, match=r"^runs and seeds must be non-empty lists of the same length, got \[\] and \[\]$"):
+        reliability.seed_runs([], [], 20, overrides, root=tmp_path)
+
+
+def test_eq_attention_by_query_on_the_exact_solver_and_a_rigged_head():
+    """The hand-built solver's `=` attends to both operand positions in every pool; zeroing its layer-1
+    QK leaves uniform attention, where the top 2 are no longer the operands and the top 1 is position 0."""
+    import torch
+
+    import handbuilt
+    solver = handbuilt.exact_model()
+    table = reliability.eq_attention_by_query(solver, rows=64)
+    assert table["top 2 = both operands"].tolist() == [1.0, 1.0, 1.0]
+    assert table.loc["0var_train", "top 1 = variable operand"] == 0.0  # no variable operand in 0-var rows
+    one_var = table.loc[["1var_train", "1var_var_restricted"]]
+    assert (one_var["top 1 = variable operand"] + one_var["top 1 = literal operand"]).tolist() == pytest.approx([1.0, 1.0])
+    with torch.no_grad():
+        solver.blocks[0].attn.W_Q.zero_()
+    flat = reliability.eq_attention_by_query(solver, rows=64)
+    assert flat["top 2 = both operands"].max() == 0.0 and flat["top 1 = variable operand"].max() == 0.0

@@ -138,3 +138,31 @@ def shortcut_table(model, n: int = 2000, seed: int = 0) -> dict[str, float]:
     out["other"] = float((~named).float().mean())
     out["n"] = int(len(batch))
     return out
+
+
+# ---------------------------------------------------------------------------- where `=` looks in layer 1
+def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_train", "1var_var_restricted")):
+    """Layer-1 attention from `=` on the first `rows` sequences of each pool: the share whose top 2 are the
+    two operand positions (progress measure 4, per pool) and where the top 1 falls: the operand that is a
+    variable, the literal operand (1-var only), or elsewhere. Measure 4 pools 0-var and 1-var rows, so a
+    model that attends to the operands only when both are numbers scores exactly the 0-var share of its batch."""
+    import pandas as pd
+    import torch
+    from ..data import eval_pools
+    from ..measures import _top2_match
+    task = model.config.task
+    n = task.seq_len
+    table = []
+    with torch.no_grad():
+        for name in pools:
+            batch = eval_pools(task)[name][:rows]
+            eq = model.fused_forward(batch.tokens.to(model.W_E.device)).pattern1[:, -1].float().cpu()
+            lhs, rhs = torch.full_like(batch.lhs_src, n - 3), torch.full_like(batch.rhs_src, n - 2)
+            top = eq.argmax(-1)
+            var_pos = torch.where(batch.lhs_var >= 0, n - 3, torch.where(batch.rhs_var >= 0, n - 2, -1))
+            lit_pos = torch.where(batch.lhs_var >= 0, n - 2, torch.where(batch.rhs_var >= 0, n - 3, -1))
+            table.append({"pool": name, "top 2 = both operands": float(_top2_match(eq, lhs, rhs).float().mean()),
+                          "top 1 = variable operand": float((top == var_pos).float().mean()),
+                          "top 1 = literal operand": float((top == lit_pos).float().mean()),
+                          "n": int(len(batch))})
+    return pd.DataFrame(table).set_index("pool")
