@@ -6,7 +6,10 @@ Reads mutmut's per-file result files (mutants/<module>.py.meta, JSON with the ex
 run) and prints, per module, how many mutants the tests killed, how many survived, timed out, had no test
 running their function, or are not checked yet, and the share killed (killed / all mutants of the module).
 GLOBs limit the table to matching modules (e.g. assignadd_core/verdicts.py); --survivors lists the surviving
-mutants' names (`mutmut show NAME` prints the change).
+mutants' names (`mutmut show NAME` prints the change), --diff prints each one's change instead. `mutmut show`
+reads the mutated copy in mutants/, which a later run narrowed to another module replaces by the plain file;
+--diff mutates the module's current source again (mutmut numbers its mutants the same way each time), so it
+works after any run, as long as the module has not changed since its results were made.
 """
 from __future__ import annotations
 
@@ -71,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", metavar="GLOB", help="only modules matching these (default: all)")
     parser.add_argument("--survivors", action="store_true", help="list the surviving mutants")
+    parser.add_argument("--diff", action="store_true", help="with --survivors: print each survivor's change")
     parser.add_argument("--mutants", type=Path, default=REPO / "mutants", help="mutmut's folder (default mutants/)")
     args = parser.parse_args(argv)
 
@@ -84,7 +88,30 @@ def main(argv: list[str] | None = None) -> int:
     if args.survivors:
         survivors = [name for codes in results.values() for name, code in codes.items() if status_of(code) == "survived"]
         print(f"\nsurvived ({len(survivors)}):" + "".join(f"\n  {name}" for name in survivors))
+        if args.diff:
+            for module, codes in results.items():
+                print(diffs(module, [n for n, code in codes.items() if status_of(code) == "survived"]), end="")
     return 0
+
+
+def diffs(module: str, names: list[str]) -> str:
+    """The change each named mutant of `module` makes, from a fresh mutation of the module's source."""
+    if not names:
+        return ""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    mutated = mutate_file_contents(module, (REPO / module).read_text())
+    known = set(mutated.mutant_names)
+    out = []
+    for name in names:
+        out.append(f"\n{name}")
+        if name.rpartition(".")[-1] not in known:
+            out.append("  (not among the mutants of the current source: the module changed since this result)")
+            continue
+        diff = get_diff_for_mutant(name, source=mutated.code, path=module).splitlines()[2:]  # no file header
+        out.extend(f"  {line}" for line in diff if line[:1] in "+-")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 import torch
@@ -9,6 +10,19 @@ import torch
 from assignadd_core.config import RunConfig
 
 from tiny import TINY
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fresh_caches_under_mutation_testing():
+    """mutmut (`make mutate`) runs each mutant's tests in a fork of a process that has run the tests already:
+    the split, pools and exact sets cached there were computed by the unmutated code, and a mutant in the
+    functions that build them would never run. Under mutation testing (mutmut sets MUTANT_UNDER_TEST) the
+    caches start empty; otherwise nothing changes."""
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        from assignadd_core import data, measures
+        for cached in (data.make_split, data.eval_pools, data.exact_sets, measures.measurement_batch):
+            getattr(cached, "cache_clear", lambda: None)()
+    yield
 
 
 @contextlib.contextmanager

@@ -149,3 +149,84 @@ def test_bootstrap_interval():
     wide = controls.bootstrap_mean_interval(np.random.default_rng(1).normal(size=10))
     narrow = controls.bootstrap_mean_interval(np.random.default_rng(1).normal(size=1000))
     assert narrow[1] - narrow[0] < (wide[1] - wide[0]) / 3
+
+
+# ---------------------------------------------------------------------------- exact values on hand-made inputs
+def test_position_mask_all_and_the_error_message(one_var, solver):
+    task = solver.config.task
+    assert bool(controls.position_mask(one_var, task, "all").all())
+    with pytest.raises(ValueError, match=r"^where must be 'values', 'eq' or 'all', got 'query'$"):
+        controls.position_mask(one_var, task, "query")
+
+
+def test_masked_ablation_keeps_the_activation_dtype():
+    act = torch.arange(24.0).reshape(2, 3, 4).to(torch.bfloat16)
+    mask = torch.tensor([[True, False, False], [False, False, True]])
+    out = controls.masked_ablation_hook(mask, torch.full((3, 4), -1.0))(act, None)  # a float32 mean
+    assert out.dtype == torch.bfloat16 and bool((out[mask] == -1).all()) and torch.equal(out[~mask], act[~mask])
+
+
+def test_same_sum_is_equality_of_the_sums_mod_n():
+    """Against a loop over every two pairs of a 7 × 7 grid (sums that differ by a multiple of 7 are the same)."""
+    n = 7
+    grid = torch.arange(n)
+    pairs = torch.stack([grid.repeat_interleave(n), grid.repeat(n)], 1)
+    groups = controls.pair_relation_groups(pairs, n)
+    p = pairs.tolist()
+    for i, (a1, a2) in enumerate(p):
+        for j, (b1, b2) in enumerate(p):
+            same = (a1, a2) == (b1, b2)
+            same_sum = (a1 + a2) % n == (b1 + b2) % n and not same
+            shared = ((a1 == b1) != (a2 == b2)) and not same_sum
+            assert bool(groups["matched"][i, j]) == same
+            assert bool(groups["same sum"][i, j]) == same_sum, (p[i], p[j])
+            assert bool(groups["one shared operand"][i, j]) == shared, (p[i], p[j])
+
+
+def test_frequencies_for_share_default_and_unnormalised_power():
+    powers = np.array([5.0, 0.5, 3.0, 1.5])  # 50 %, 5 %, 30 %, 15 % of 10
+    assert controls.frequencies_for_share(powers) == [1, 3]  # 70 % by default (the C7 rule)
+    assert controls.frequencies_for_share(powers, 0.81) == [1, 3, 4]
+
+
+def test_median_active_r2_reads_only_the_active_neurons(monkeypatch):
+    from types import SimpleNamespace
+    from assignadd_core.analysis import fourier
+    monkeypatch.setattr(fourier, "neuron_importance", lambda model, maps: np.array([1.0, 0.5, 0.04, 0.2]))
+    monkeypatch.setattr(fourier, "fit_two_operand_frequency", lambda maps: SimpleNamespace(r2=np.array([0.9, 0.8, 0.1, 0.3])))
+    assert controls.median_active_r2(None, None) == pytest.approx(0.8)  # neurons 0, 1, 3 (≥ 5 % of the largest)
+    assert controls.median_active_r2(None, None, rel=0.3) == pytest.approx(0.85)  # neurons 0, 1
+
+
+def test_whitened_contrast_by_hand():
+    """Orthonormal copies (the first 3 of 5 axes): B = U, the direction seen is its top-left 3 × 3 block S, and
+    the contrast is (mean diag − mean off-diagonal of S − tr(M)/5 · I) / rms(S)."""
+    basis = torch.eye(5)[:3]
+    block = torch.zeros(5, 5)
+    block[:3, :3] = 2 * torch.eye(3)  # S = 2 I: traceless diagonal 2 - 6/5 = 0.8, rms sqrt(12/9)
+    assert controls.whitened_contrast(block, basis) == pytest.approx(0.8 / (12 / 9) ** 0.5)
+    block[:3, :3] = torch.full((3, 3), 0.5) + 0.5 * torch.eye(3)  # diag 1, off 0.5: (1 - 3/5 - 0.5) / sqrt(0.5)
+    assert controls.whitened_contrast(block, basis) == pytest.approx(-0.1 / 0.5 ** 0.5)
+    assert controls.whitened_contrast(torch.zeros(5, 5), basis) == 0.0  # the zero direction is isotropic
+
+
+def test_whitened_contrast_does_not_depend_on_the_scale_of_the_copies():
+    gen = torch.Generator().manual_seed(0)
+    basis = torch.randn(12, 32, generator=gen) + 2.0
+    direction = torch.randn(32, 32, generator=gen)
+    small = basis * 1e-3  # eigenvalues of U Uᵀ far below 1
+    assert controls.whitened_contrast(torch.eye(32), small) == pytest.approx(0.0, abs=1e-9)
+    assert controls.whitened_contrast(direction, small) == pytest.approx(controls.whitened_contrast(direction, basis))
+
+
+def test_bootstrap_interval_edge_cases():
+    lo, hi = controls.bootstrap_mean_interval([])
+    assert np.isnan(lo) and np.isnan(hi)
+    assert controls.bootstrap_mean_interval([0.3]) == (0.3, 0.3)  # one value: its own mean
+    # two values: a resampled mean is 0, 0.5 or 1 with probability 1/4, 1/2, 1/4, so the 2.5 % and 97.5 % points
+    # of 2,000 resamples are 0 and 1 (every index can be drawn)
+    assert controls.bootstrap_mean_interval([1.0, 0.0]) == (0.0, 1.0)
+    values = np.arange(10.0)
+    assert controls.bootstrap_mean_interval(values) == controls.bootstrap_mean_interval(values)  # seeded
+    lo, hi = controls.bootstrap_mean_interval(values, level=0.0)  # a 0 % interval is the median resampled mean
+    assert lo == hi and 3.5 <= lo <= 5.5

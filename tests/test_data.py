@@ -445,3 +445,43 @@ def test_other_sequence_lengths_generate_valid_data(seq_len):
         for i in range(len(rows)):
             assert parse(task, rows.tokens[i])["answer"] == int(rows.answers[i])
     assert int((batch.tokens[:, :task.prefix_len] >= Vocab(task).var0).sum(1).max()) == min(task.max_assignments, 4)
+
+
+# ---------------------------------------------------------------------------- pinned where committed runs depend on it
+def test_train_stream_steps_are_fixed_slices_of_seeded_chunks(tiny_config):
+    """Step s is rows (s-1) % 100 of chunk (s-1) // 100, a chunk being `sample_queries` of 100 batches from the
+    generator seeded (seed · 1,000,003 + chunk · 7,919 + 17) mod 2⁶³: every committed run's batches depend on
+    this, so it is pinned here."""
+    from assignadd_core.data import sample_queries
+    task, bs, seed = tiny_config.task, 8, 5
+    stream = TrainStream(task, bs, seed)
+
+    def chunk(index):
+        return sample_queries(task, 100 * bs, torch.Generator().manual_seed((seed * 1_000_003 + index * 7_919 + 17) % 2**63))
+
+    first, second = chunk(0), chunk(1)
+    for step, rows, source in ((1, slice(0, bs), first), (2, slice(bs, 2 * bs), first),
+                               (100, slice(99 * bs, 100 * bs), first), (101, slice(0, bs), second)):
+        tokens, answers = stream.batch(step)
+        assert torch.equal(tokens, source.tokens[rows]) and torch.equal(answers, source.answers[rows]), step
+    assert torch.equal(stream.batch(1)[0], first.tokens[:bs])  # back to an earlier chunk
+
+
+def test_unknown_token_message_lists_the_vocabulary(tiny_config):
+    task = tiny_config.task
+    names = ", ".join(task.var_names)
+    with pytest.raises(ConfigError, match=rf"^unknown token 'q9'; tokens are 0\.\.{task.modulus - 1}, \+, =, PAD, {names}$"):
+        Vocab(task).encode("PAD q9 =")
+
+
+def test_a_pool_row_that_does_not_fit_its_query_fails():
+    from assignadd_core.data import PAIR_SETS, POOLS, VARIABLE_RULES, PoolSpec
+    pool = POOLS[0]
+    fields = {f: getattr(pool, f) for f in ("name", "query", "pairs", "variables", "label", "colour", "dash")}
+    PoolSpec(**fields)  # the table's own row is fine
+    other = next(v for v, rule in VARIABLE_RULES.items() if rule[0] != pool.query)
+    with pytest.raises(ConfigError, match=r"do not fit a 0-var query$"):
+        PoolSpec(**{**fields, "variables": other})
+    with pytest.raises(ConfigError):
+        PoolSpec(**{**fields, "variables": "no such rule"})
+    assert pool.pairs in PAIR_SETS

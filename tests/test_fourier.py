@@ -273,3 +273,48 @@ def test_authors_model_has_key_frequencies_and_single_frequency_neurons():
     assert set(summary["embedding_key_frequencies"]) == set(summary["output_key_frequencies"])
     assert summary["best_r2"] > 0.9
     assert summary["frac_active_above"] > 0.5
+
+
+def test_fourier_summary_reads_the_sequences_by_default():
+    model = handbuilt.exact_model()
+    summary = fourier.fourier_summary(model)
+    given = fourier.fourier_summary(model, source="sequences", maps=fourier.neuron_preactivations(model, "sequences"))
+    assert summary["source"] == "sequences" and summary == given
+
+
+def test_maps_that_are_not_square_are_refused_with_their_shape():
+    with pytest.raises(ValueError, match=r"^maps must be N × N, got \(5, 6\)$"):
+        fourier.fit_two_operand_frequency(np.zeros((3, 5, 6)))
+
+
+def test_parseval_also_for_n_that_is_even_but_not_a_multiple_of_3_and_odd_but_one():
+    rng = np.random.default_rng(4)
+    for n in (10, 9):
+        values = rng.standard_normal((n, 3))
+        assert fourier.frequency_power(values).sum() == pytest.approx(n * (values ** 2).sum())  # axis 0 by default
+
+
+def test_active_neurons_default_is_5_percent_of_the_largest():
+    assert list(fourier.active_neurons(np.array([10.0, 0.5, 0.49]))) == [True, True, False]
+
+
+def test_a_neuron_with_little_variance_is_still_explained():
+    """R² is a ratio: a pure frequency of amplitude 1e-4 (its summed power N⁴ × variance is below 1) is
+    explained as fully."""
+    fit = fourier.fit_two_operand_frequency(1e-4 * neuron(5, 1.0, 0.3, 0.5, -1.0, 0.2))
+    assert fit.r2 == pytest.approx(1.0) and fit.k == 5
+
+
+def test_fourier_summary_passes_the_source_on():
+    model = handbuilt.exact_model()
+    assert fourier.fourier_summary(model, source="ov") == fourier.fourier_summary(
+        model, source="ov", maps=fourier.neuron_preactivations(model, "ov"))
+
+
+@pytest.mark.parametrize("n", [13, 12])
+def test_the_fit_scores_each_frequency_1_to_k_once(n):
+    """r2_all has one column per frequency 1..K; for even N the Nyquist frequency N/2 is not among them."""
+    x = 2 * np.pi * np.arange(n) / n
+    fit = fourier.fit_two_operand_frequency(np.cos(2 * x)[:, None] + np.cos(3 * x)[None, :] + 0.0 * np.ones((n, n)))
+    assert fit.r2_all.shape == ((n - 1) // 2,)
+    assert fit.r2_all.sum() == pytest.approx(1.0)  # all the variance sits at frequencies 2 and 3

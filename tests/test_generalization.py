@@ -149,7 +149,9 @@ def test_restricted_over_training_reads_each_checkpoint(tmp_path):
     torch.manual_seed(0)
     save_model(AssignAddTransformer(handbuilt.CONFIG), run.model_path)
     pools = {name: eval_pools(handbuilt.CONFIG.task)[name] for name in ("1var_var_restricted", "2var_var_restricted_1")}
-    long = gen.restricted_over_training(run, [1, 2], pools).set_index(["step", "pool", "variable", "side"])
+    long = gen.restricted_over_training(run, [1, 2], pools)
+    assert list(long.index) == list(range(len(long)))  # one plain index over every step and pool
+    long = long.set_index(["step", "pool", "variable", "side"])
     for name, batch in pools.items():
         table = gen.sequence_table(handbuilt.CONFIG.task, batch, batch.lhs_val != batch.rhs_val)
         rows = gen.operand_rows(table)
@@ -159,3 +161,21 @@ def test_restricted_over_training_reads_each_checkpoint(tmp_path):
             assert long.loc[(1, name, variable, side), "accuracy"] == pytest.approx(row["accuracy"])
             assert long.loc[(2, name, variable, side), "accuracy"] == 1.0
             assert long.loc[(1, name, variable, side), "n"] == row["n"]
+
+
+def test_operand_rows_and_the_breakdowns_have_a_plain_index_and_both_sides():
+    pools = eval_pools(TINY.task)
+    rows = gen.operand_rows(table_of(pools["2var_train"][:40]))
+    assert list(rows.index) == list(range(len(rows))) and len(rows) == 80  # two operands per 2-var sequence
+    left_only = table_of(pools["1var_train"][:60])
+    left_only = left_only[left_only["rhs"] == gen.LITERAL_LABEL]  # variables on the left only
+    wide = gen.variable_side_accuracy(left_only)
+    assert list(wide.columns) == ["lhs", "rhs"] and wide["rhs"].isna().all() and (wide["lhs"] == 1.0).all()
+
+
+def test_residue_accuracy_defaults_to_the_answer_and_names_the_choices():
+    table = table_of(eval_pools(TINY.task)["0var_train"][:50])
+    assert gen.residue_accuracy(table).equals(gen.residue_accuracy(table, "answer"))
+    assert gen.residue_accuracy(table).index.name == "answer"
+    with pytest.raises(ValueError, match=r"^by must be 'answer' or 'difference', got 'sum'$"):
+        gen.residue_accuracy(table, "sum")

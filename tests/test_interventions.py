@@ -246,3 +246,60 @@ def test_patching_table_on_the_solver(solver):
         assert (table["redirect: original"] == 0.0).all() and (table["redirect: follows distractor"] == 1.0).all()
         assert table["redirect: n"].tolist() == [int(expected_redirect_rows(b, task, operand).sum())
                                                  for b in pools.values()]
+
+
+# ---------------------------------------------------------------------------- small pieces, exact values
+def test_ablation_hook_errors_and_dtype():
+    with pytest.raises(ValueError, match=r"^mean ablation needs the mean activation$"):
+        iv.ablation_hook("mean")
+    with pytest.raises(ValueError, match=r"^ablation mode must be 'zero' or 'mean', got 'half'$"):
+        iv.ablation_hook("half")
+    act = torch.ones(2, 3, 4, dtype=torch.bfloat16)
+    out = iv.ablation_hook("mean", torch.full((3, 4), 0.5))(act, None)  # a float32 mean
+    assert out.dtype == torch.bfloat16 and bool((out == 0.5).all())
+
+
+def test_a_distractor_is_an_assignment_the_query_does_not_use():
+    """Variable 0 counts as a variable (index 0, not a literal's -1), on either side."""
+    from types import SimpleNamespace
+    t = torch.tensor
+    batch = SimpleNamespace(n_assign=t([1, 1, 2, 2, 1, 2]), lhs_var=t([0, -1, 0, 3, -1, -1]),
+                            rhs_var=t([-1, 0, 1, 0, -1, -1]))
+    assert iv.has_distractor(batch).tolist() == [False, False, False, False, True, True]
+
+
+def test_no_distractor_is_minus_one_and_the_seed_is_passed_on(batch, tiny_config):
+    task = tiny_config.task
+    target = iv.distractor_positions(batch, task)
+    none = ~iv.has_distractor(batch)
+    assert bool(none.any()) and bool((target[none] == -1).all())
+    for seed in (0, 5):
+        got, value, usable = iv.distractor_with_other_value(batch, task, batch.lhs_val, seed)
+        assert torch.equal(got, iv.distractor_positions(batch, task, seed))
+    assert not torch.equal(iv.distractor_positions(batch, task, 0), iv.distractor_positions(batch, task, 5))
+
+
+def test_follow_fractions_split_every_answer_three_ways():
+    pred, original, patched = torch.tensor([1, 2, 3, 4, 5]), torch.tensor([1, 2, 3, 0, 0]), torch.tensor([9, 9, 9, 4, 0])
+    out = iv._follow_fractions(pred, original, patched)  # rows 0-2 original, row 3 follows the patch, row 4 neither
+    assert out == {"original": pytest.approx(0.6), "patched": pytest.approx(0.2), "other": pytest.approx(0.2), "n": 5}
+
+
+@pytest.mark.parametrize("operand", ["lhs", "rhs"])
+def test_patching_table_rows_are_the_interventions_on_each_pool(operand):
+    """On the solver rigged to be wrong when n1 = n2, where patching the lhs and the rhs give different shares
+    (a patched value equal to the other operand makes a double)."""
+    model = handbuilt.exact_model(answer=handbuilt.wrong_on_doubles)
+    pools = {k: v[:80] for k, v in eval_pools(model.config.task).items() if k in ("1var_train", "2var_train")}
+    table = iv.patching_table(model, pools, operand) if operand == "rhs" else iv.patching_table(model, pools)
+    other = "lhs" if operand == "rhs" else "rhs"
+    assert any(iv.patch_value_residual(model, b, operand) != iv.patch_value_residual(model, b, other)
+               for b in pools.values())
+    for name, b in pools.items():
+        value = iv.patch_value_residual(model, b, operand)
+        redirect = iv.redirect_layer2_attention(model, b, operand)
+        row = table.loc[name]
+        assert row["clean"] == float((iv.predict(model, b.tokens) == b.answers).float().mean())
+        assert (row["value patch: original"], row["value patch: follows patch"]) == (value["original"], value["patched"])
+        assert (row["redirect: original"], row["redirect: follows distractor"]) == (redirect["original"], redirect["patched"])
+        assert row["redirect: n"] == redirect["n"]

@@ -347,3 +347,22 @@ def test_measure_4_counts_only_queries_with_at_most_one_variable():
     assert result["m2_l1_prev_token_qk"] == 1.0
     assert result["m4_l1_eq_to_operands"] == pytest.approx(expected)
     assert len({round(v, 6) for v in result.values()}) >= 3
+
+
+def test_without_the_probe_measure_7_is_nan_and_the_rest_unchanged():
+    solver = handbuilt.exact_model()
+    full, quick = all_measures(solver), all_measures(solver, with_probe=False)
+    assert tuple(quick) == MEASURE_NAMES and math.isnan(quick["m7_probe_var_identity"])
+    assert {k: v for k, v in quick.items() if k != "m7_probe_var_identity"} == \
+        {k: v for k, v in full.items() if k != "m7_probe_var_identity"}
+
+
+def test_value_positions_is_a_bool_mask(tiny_config):
+    assert value_positions(measurement_batch(tiny_config.task), tiny_config.task).dtype == torch.bool
+
+
+def test_probe_accuracy_on_two_and_three_rows():
+    """Even rows fit, odd rows score: two rows are one to fit and one to score (not undefined)."""
+    features = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    assert probe_accuracy(features[:2], torch.tensor([0, 0]), 2) == 1.0
+    assert probe_accuracy(features, torch.tensor([1, 1, 0]), 2) == 1.0  # fit on rows 0 and 2, score row 1

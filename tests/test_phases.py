@@ -210,3 +210,165 @@ def test_a_drop_that_lasts_to_the_end_is_no_final_level():
             table.loc[table.index >= len(table) - 4, name] = 0.6
     phases = detect_phases(table)
     assert phases["final_level"] < 0.9 and phases["refinement"] is None
+
+
+# ---------------------------------------------------------------------------- the pieces, on hand-made curves
+from assignadd_core.analysis import phases as ph  # noqa: E402
+
+
+def test_smooth_keeps_a_step_and_drops_a_spike_with_shorter_windows_at_the_ends():
+    # median over 5 rows keeps the step at row 4; the mean over 5 rows (3 and 4 at the ends) then climbs in fifths
+    step = ph.smooth(pd.Series([0.0, 0, 0, 0, 1, 1, 1, 1]))
+    assert step.to_numpy() == pytest.approx([0, 0, 0.2, 0.4, 0.6, 0.8, 1, 1])
+    assert ph.smooth(pd.Series([0.0, 0, 0, 1, 0, 0, 0])).to_numpy() == pytest.approx([0] * 7)  # one-row spike
+    assert ph.smooth(pd.Series([0.7])).to_numpy() == pytest.approx([0.7])  # a one-row curve is its own window
+
+
+def curve(*segments):
+    """A curve from (value, rows) segments."""
+    return pd.Series(np.concatenate([np.full(rows, value, dtype=float) for value, rows in segments]))
+
+
+def test_final_rise_from_a_plateau_one_row_before_it():
+    """0.5 for 15 rows, then 0.9 (the final level, exactly REFINED_LEVEL: still a final level): the plateau
+    ends at row 14, halfway (0.7) and the end are both row 15."""
+    assert ph.final_rise(curve((0.5, 15), (0.9, 25)), 0) == {
+        "final_level": 0.9, "start": 14, "half": 15, "end": 15, "plateau": 0.5}
+
+
+def test_no_final_rise_reports_every_key_as_none():
+    none = {"start": None, "half": None, "end": None, "plateau": None}
+    assert ph.final_rise(curve((0.5, 15), (0.85, 25)), 0) == {"final_level": 0.85, **none}  # under 0.9
+    assert ph.final_rise(curve((1.0, 40)), 0) == {"final_level": 1.0, **none}  # refined at the jump already
+    # the curve drops at the jump (row 36) and stays down to the end: no row after the jump is near the final level
+    assert ph.final_rise(curve((1.0, 36), (0.5, 4)), 36) == {"final_level": 1.0, **none}
+    # a rise of under 0.1 from where it starts (no plateau: 5 rows after the jump) is no final rise
+    assert ph.final_rise(curve((0.93, 5), (1.0, 35)), 0) == {"final_level": 1.0, **none}
+
+
+def test_final_rise_without_a_plateau_starts_at_the_jump():
+    assert ph.final_rise(curve((0.5, 5), (1.0, 35)), 0) == {
+        "final_level": 1.0, "start": 0, "half": 5, "end": 5, "plateau": 0.5}
+    # 9 rows at 0.7 after the jump row: no plateau of PLATEAU_ROWS rows fits between the jump and the rise
+    assert ph.final_rise(curve((0.5, 1), (0.7, 9), (1.0, 30)), 0)["start"] == 0
+
+
+def test_final_rise_ending_in_the_last_rows():
+    """Only the last 5 rows at the final level: the rise ends at row len-5 (the dip allowance at the end
+    applies to rows below the final level, not to the rise itself)."""
+    c = curve((0.5, 15), (0.85, 20), (1.0, 5))  # final level: median of 5 × 0.85 and 5 × 1.0 = 0.925
+    assert ph.final_rise(c, 0)["end"] == 35
+
+
+def test_final_rise_one_row_after_the_jump():
+    assert ph.final_rise(curve((0.5, 11), (1.0, 29)), 10) == {
+        "final_level": 1.0, "start": 10, "half": 11, "end": 11, "plateau": 0.5}
+
+
+def test_the_plateau_is_the_nearest_full_window_before_the_rise():
+    # 10 rows at 0.5 right from the jump: the window may start at the jump row itself
+    assert ph.final_rise(curve((0.5, 10), (1.0, 30)), 0)["start"] == 9
+    # a row at 0.7 between the plateau and the rise: the plateau ends one row earlier (13), not two
+    assert ph.final_rise(curve((0.5, 14), (0.7, 1), (1.0, 25)), 0)["start"] == 13
+    # exactly PLATEAU_ROWS flat rows after a lower start make a plateau; 9 do not
+    assert ph.final_rise(curve((0.2, 5), (0.5, 10), (1.0, 25)), 0)["start"] == 14
+    assert ph.final_rise(curve((0.2, 6), (0.5, 9), (1.0, 25)), 0)["start"] == 0
+    # a window spanning exactly 2 × PLATEAU_BAND (0.19 - 0.11 is exactly 0.08) is within the band
+    assert 0.19 - 0.11 == 2 * ph.PLATEAU_BAND
+    wobbly = curve((0.0, 5), *[(v, 1) for v in (0.11, 0.19) * 5], (1.0, 25))
+    assert ph.final_rise(wobbly, 0)["start"] == 14
+
+
+def test_the_plateau_lies_after_the_jump():
+    """Flat before the jump (row 12), no plateau between the jump and the rise: the rise starts at the jump."""
+    c = curve((0.2, 12), *[(v, 1) for v in (0.3, 0.6, 0.4, 0.7, 0.5, 0.8, 0.6, 0.75, 0.65)], (1.0, 30))
+    assert ph.final_rise(c, 12)["start"] == 12
+
+
+def test_a_plateau_is_more_than_0_1_below_the_final_level():
+    # 0.88 is a plateau below the final level 1.0; 0.92 is not (it is part of the final approach)
+    assert ph.final_rise(curve((0.3, 5), (0.88, 10), (1.0, 25)), 0) == {
+        "final_level": 1.0, "start": 14, "half": 15, "end": 15, "plateau": 0.88}
+    assert ph.final_rise(curve((0.3, 5), (0.92, 10), (1.0, 25)), 0) == {
+        "final_level": 1.0, "start": 0, "half": 5, "end": 15, "plateau": 0.3}
+
+
+def test_halfway_is_searched_from_the_plateau_on_and_reaching_it_counts():
+    # high right after the jump, then a plateau: halfway is on the final rise, not in the early spike
+    assert ph.final_rise(curve((0.9, 3), (0.5, 12), (1.0, 25)), 0)["half"] == 15
+    # a row exactly halfway (0.75 between 0.5 and 1.0) is where it crosses
+    assert ph.final_rise(curve((0.5, 15), (0.75, 1), (1.0, 24)), 0) == {
+        "final_level": 1.0, "start": 14, "half": 15, "end": 16, "plateau": 0.5}
+
+
+def test_a_row_exactly_end_tolerance_below_the_final_level_is_near_it():
+    assert 1.0 - ph.END_TOLERANCE == 0.95
+    assert ph.final_rise(curve((0.5, 15), (0.95, 5), (1.0, 20)), 0)["end"] == 15
+
+
+def with_signal(values, table=None):
+    table = steps_table() if table is None else table
+    for name in ("1var_train", "2var_train", "m3_l2_var_identity_qk"):
+        table[name] = values
+    return table
+
+
+def test_the_missing_columns_are_named():
+    with pytest.raises(ValueError, match=r"metrics table lacks column\(s\) 1var_train, 2var_train$"):
+        detect_phases(steps_table().drop(columns=["2var_train", "1var_train"]))
+
+
+def test_addition_at_exactly_the_level_and_variables_at_exactly_0_9_are_not_below_it():
+    table = steps_table()
+    table["0var_train"] = np.where(table.index < 10, 0.0, ph.ADDITION_LEVEL)  # "at or above 0.95"
+    assert detect_phases(table)["addition"] == 1201
+    table = steps_table()
+    table.loc[12, ["1var_train", "2var_train"]] = ph.VARIABLE_LOW  # "still below 0.9": not at the addition row
+    phases = detect_phases(table)
+    assert phases["addition"] == 1201 and phases["addition_first"] is False
+
+
+def test_a_rise_of_exactly_the_minimum_is_a_jump():
+    """0.125 -> 0.225 is a rise of exactly 0.1 in floating point (raw and smoothed): at least JUMP_MIN_RISE."""
+    index = np.arange(120)
+    phases = detect_phases(with_signal(np.where(index < 40, 0.125, 0.225)))
+    assert phases["jump"] == 4001 and phases["jump_rise"] == 0.1
+
+
+def test_a_jump_must_last_sustain_smoothed_rows():
+    """A raw rise of 0.7 at row 40 that falls back after 4 rows: the smoothed curve stays 0.1 above its level
+    before the rise for only 4 of the rows from 42 on: no jump. After 5 rows it is one."""
+    index = np.arange(120)
+    assert detect_phases(with_signal(np.where((index >= 40) & (index < 44), 1.0, 0.3)))["jump"] is None
+    assert detect_phases(with_signal(np.where((index >= 40) & (index < 45), 1.0, 0.3)))["jump"] == 4001
+
+
+def test_the_sustain_check_starts_where_the_smoothed_step_is_complete():
+    """A clean step of 0.11: the smoothed curve reaches the new level two rows after the step (row 42); at row 41
+    it is only 4/5 of the way (0.088 above), which must not count against the jump."""
+    index = np.arange(120)
+    assert detect_phases(with_signal(np.where(index < 40, 0.3, 0.41)))["jump"] == 4001
+
+
+def test_a_jump_in_the_first_rows_compares_with_the_first_row():
+    """No addition (0var at 0.5), a step of 0.12 at row 3: the level before is the smoothed first row (0)."""
+    table = steps_table()
+    table["0var_train"] = 0.5
+    index = np.arange(len(table))
+    phases = detect_phases(with_signal(np.where(index < 3, 0.0, 0.12), table))
+    assert phases["addition"] is None and phases["jump"] == 301
+
+
+def test_the_paper_row_gives_the_papers_steps():
+    paper = phases_table({"a": steps_table()}).set_index("run").loc["paper"]
+    (j0, j1), (r0, r1) = ph.PAPER_STEPS["jump"], ph.PAPER_STEPS["refinement"]
+    assert paper["jump"] == f"{j0:,}–{j1:,}" and paper["refinement"] == f"~{r0:,}–{r1:,}"
+
+
+def test_a_dip_just_before_the_last_row_is_passed_over():
+    """A 2-row dip that ends one row before the end is passed over like one that reaches the end."""
+    table = steps_table()
+    for name in POOL_NAMES:
+        if "var_restricted" in name:
+            table.loc[[len(table) - 3, len(table) - 2], name] = 0.5
+    assert detect_phases(table)["refinement_end"] == 8201

@@ -196,3 +196,21 @@ def test_eq_attention_by_query_on_the_exact_solver_and_a_rigged_head():
         solver.blocks[0].attn.W_Q.zero_()
     flat = reliability.eq_attention_by_query(solver, rows=64)
     assert flat["top 2 = both operands"].max() == 0.0 and flat["top 1 = variable operand"].max() == 0.0
+
+
+def test_a_gradual_learner_composed_without_a_sharp_jump():
+    """Variable assignment learned over ~4,000 steps (no one-interval rise of 0.1, like seed 49): composed,
+    but no sharp jump and so not all three phases; a run whose 1-var accuracy ends under 0.9 did not compose."""
+    import numpy as np
+
+    from test_phases import sigmoid
+    gradual = synthetic(jump=4000, refinement=15000)
+    steps_axis = gradual["step"].to_numpy()
+    for name in ("1var_train", "2var_train", "m3_l2_var_identity_qk"):
+        gradual[name] = 0.4 + 0.59 * sigmoid(steps_axis, 4000, 800)
+    stalled = synthetic(refine=False)
+    stalled["1var_train"] = np.where(stalled.index < len(stalled) - 1, 0.99, 0.89)  # ends just under the level
+    steps = reliability.phase_steps({"gradual": gradual, "stalled": stalled})
+    assert steps["composed"].tolist() == [True, False]
+    assert steps["sharp_jump"].tolist() == [False, True]
+    assert steps["all_three"].tolist() == [False, False]

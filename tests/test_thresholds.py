@@ -10,6 +10,16 @@ from assignadd_core.analysis.thresholds import (crossing, logistic, logistic_fit
 GRID = np.linspace(0.0616, 0.99, 20)
 
 
+@pytest.fixture(autouse=True)
+def fewer_resamples(monkeypatch):
+    """threshold_summary's bootstrap with 20 resamples instead of 500 (the same function, seconds instead of
+    a minute for the file); a test that passes n_boot itself still gets its own."""
+    import functools
+
+    from assignadd_core.analysis import thresholds as th
+    monkeypatch.setattr(th, "bootstrap_midpoint", functools.partial(th.bootstrap_midpoint, n_boot=20))
+
+
 def test_logistic_fit_recovers_a_known_midpoint_from_noisy_seeds():
     rng = np.random.default_rng(0)
     x = np.concatenate([GRID, GRID])  # two seeds
@@ -69,6 +79,9 @@ def test_verdict_rule_follows_the_bracket_around_the_paper_value():
     assert summary["complete"] and summary["crossing"].value == pytest.approx(GRID[4])
     assert summary["verdict"] == "reproduced"
     assert summary["fit"].ok and 0.2 < summary["fit"].midpoint < 0.26
+    lo, hi = summary["fit"].interval  # the bootstrap interval over the runs is attached to the fit
+    assert lo <= summary["fit"].midpoint <= hi
+    assert summary["field"] == "train_fraction" and summary["paper"] == 0.25 and summary["level"] == 0.9
     late = np.where(GRID < 0.6, 0.05, 0.99)  # bracket (0.55, 0.60]: 0.30 from 0.25
     assert threshold_summary(status_frame(late), "train_fraction", paper=0.25)["verdict"] == "not reproduced"
     mid = np.where(GRID < 0.45, 0.05, 0.99)  # bracket (0.40, 0.45]: 0.15 away
@@ -101,7 +114,8 @@ def test_fit_refuses_a_curve_whose_only_drop_is_a_dip():
     curve = np.full(20, 0.97)
     curve[0], curve[10] = 0.55, 0.38  # high almost everywhere, one deep dip in the middle
     fit = logistic_fit(GRID, curve)
-    assert not fit.ok and "midpoint" in fit.reason
+    assert fit.ok is False and fit.n_points == 20
+    assert fit.reason.startswith("the fit does not pin down a midpoint (got 0.0")
 
 
 def test_the_report_states_the_bracket_the_dip_and_the_verdict():
@@ -218,3 +232,154 @@ def test_swap_control_without_the_columns_lists_every_run():
     control = swap_control(finished, "train_fraction")
     assert len(control["table"]) == 0 and len(control["missing"]) == 2
     assert control["crossings"]["swap_heldout"].value is None
+
+
+# ---------------------------------------------------------------------------- texts and edge cases, by hand
+def hand_summary(**changes):
+    from assignadd_core.analysis.thresholds import Crossing, LogisticFit
+    summary = {"complete": True, "n_finished": 20, "n_values": 20, "level": 0.9, "paper": 0.25,
+               "crossing": Crossing(0.3, 0.2, 0.9), "reached_earlier": [], "seeds": [42, 43], "verdict": "partly",
+               "fit": LogisticFit(True, "", midpoint=0.25, n_points=40, interval=(0.2, 0.3125))}
+    summary.update(changes)
+    return summary
+
+
+def test_claim_text_states_the_crossing_the_dip_the_midpoint_and_the_seeds():
+    from assignadd_core.analysis.thresholds import Crossing, LogisticFit, claim_text
+    assert claim_text(hand_summary(), "f") == ("crossing of 0.9: f* ≈ 0.300, threshold in (0.200, 0.300];"
+                                                " logistic midpoint 0.250 (95 % bootstrap interval 0.200–0.312;"
+                                                " 40 points); seeds 42, 43")
+    dip = claim_text(hand_summary(reached_earlier=[0.1, 0.15], fit=LogisticFit(False, "flat")), "r")
+    assert dip == ("crossing of 0.9: r* ≈ 0.300, threshold in (0.200, 0.300]; but ≥ 0.9 already at 0.100, 0.150,"
+                   " then a dip; seeds 42, 43")
+    never = claim_text(hand_summary(crossing=Crossing(None, None, 0.8), level=0.8, fit=LogisticFit(False, "x"),
+                                    seeds=[7]), "f")
+    assert never == "f: accuracy never stays ≥ 0.8; seeds 7"
+    assert claim_text(hand_summary(complete=False, n_finished=3), "f") == "3 of 20 grid values run so far"
+
+
+def test_logistic_fit_describe_with_and_without_an_interval():
+    from assignadd_core.analysis.thresholds import LogisticFit, values_text
+    assert LogisticFit(True, "", midpoint=0.25, n_points=12).describe() == "0.250 (no bootstrap interval; 12 points)"
+    assert LogisticFit(True, "", midpoint=0.25, n_points=12, interval=(0.125, 0.375)).describe() == \
+        "0.250 (95 % bootstrap interval 0.125–0.375; 12 points)"
+    assert values_text([0.1, 0.25]) == "0.100, 0.250"
+
+
+def test_verdict_when_the_paper_value_lies_above_the_bracket():
+    from assignadd_core.analysis.thresholds import Crossing
+    found = Crossing(0.5, 0.25, 0.9)  # bracket (0.25, 0.5]
+    assert verdict(True, found, 0.75, close=0.1, near=0.2) == "not reproduced"  # 0.25 above it
+    assert verdict(True, found, 0.625, close=0.1, near=0.2) == "partly"  # 0.125 above it
+    assert verdict(True, found, 0.5625, close=0.1, near=0.2) == "reproduced"
+
+
+def test_summary_and_report_before_any_result():
+    pending = status_frame(np.full(20, np.nan))
+    summary = threshold_summary(pending, "train_fraction", paper=0.25)
+    assert (summary["n_finished"], summary["complete"], summary["seeds"]) == (0, False, [])
+    assert summary["verdict"] == "not yet run" and summary["crossing"].value is None
+    report = summary_report(summary, "f_sweep").splitlines()
+    assert report == ["f_sweep: 0 of 20 grid values finished; seeds with results: []",
+                      "crossing: none yet (no grid value measured)",
+                      "logistic midpoint: none: only 0 measured values (a fit needs 5)",
+                      "paper: 0.25; verdict: not yet run"]
+
+
+def test_summary_report_lines():
+    report = summary_report(hand_summary(), "f_sweep").splitlines()
+    assert report == ["f_sweep: 20 of 20 grid values finished; seeds with results: [42, 43]",
+                      "crossing (first value from which every point reaches 0.9): 0.300, threshold in (0.200, 0.300]",
+                      "logistic midpoint: 0.250 (95 % bootstrap interval 0.200–0.312; 40 points)",
+                      "paper: 0.25; verdict: partly"]
+
+
+def test_the_level_is_passed_on():
+    curve = np.where(GRID < 0.25, 0.05, np.where(GRID < 0.5, 0.6, 0.99))
+    summary = threshold_summary(status_frame(curve), "train_fraction", paper=0.25, level=0.5)
+    assert summary["crossing"].value == pytest.approx(GRID[4]) and summary["crossing"].level == 0.5
+
+
+def test_swap_control_default_level_and_columns():
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import SWAP_COLUMNS, swap_control
+    finished = pd.DataFrame({"train_fraction": [0.5, 0.1], "seed": [42, 42], "value": [0.95, 0.6],
+                             "swap_heldout": [0.92, 0.4], "swap_in_training": [0.97, 0.7],
+                             "n_swap_heldout": [10, 90], "n_swap_in_training": [40, 30]})
+    control = swap_control(finished, "train_fraction")
+    assert list(control["table"].columns) == ["train_fraction", "seed", *SWAP_COLUMNS, "n_swap_heldout",
+                                              "n_swap_in_training"]
+    assert control["table"]["train_fraction"].tolist() == [0.1, 0.5]
+    assert all(c.level == 0.9 and c.value == 0.5 for c in control["crossings"].values())
+    assert swap_control(finished, "train_fraction", level=0.5)["crossings"]["swap_heldout"].value == 0.5
+    assert swap_control(finished, "train_fraction", level=0.5)["crossings"]["swap_in_training"].value == 0.1
+
+
+def test_logistic_fit_recovers_every_parameter_of_a_clean_curve():
+    fit = logistic_fit(GRID, logistic(GRID, 0.1, 0.9, 0.5, 0.1))
+    assert fit.ok and fit.reason == "" and fit.n_points == 20
+    assert (fit.low, fit.high, fit.midpoint, fit.width) == pytest.approx((0.1, 0.9, 0.5, 0.1), abs=1e-6)
+    # a midpoint between the last two grid values is inside the measured range
+    edge = logistic_fit(GRID, logistic(GRID, 0.05, 0.99, 0.97, 0.01))
+    assert GRID[-2] < 0.97 < GRID[-1] and edge.ok and edge.midpoint == pytest.approx(0.97, abs=1e-6)
+
+
+def test_logistic_fit_levels_stay_within_0_and_1():
+    """A curve still rising at the end of the grid (clipped at 1): the fitted high level is an accuracy."""
+    fit = logistic_fit(GRID, np.clip(logistic(GRID, 0.0, 2.0, 0.9, 0.15), 0, 1))
+    assert fit.ok and 0.0 <= fit.low and fit.high <= 1.0
+
+
+def test_logistic_fit_limits_are_inclusive_and_refusals_are_false_with_the_point_count():
+    five = np.linspace(0.1, 0.9, 5)
+    assert logistic_fit(five, logistic(five, 0.0, 1.0, 0.5, 0.1)).ok  # five values are enough
+    six = np.linspace(0.1, 0.9, 6)  # rises by exactly 0.5 (0.25 -> 0.75, exact in binary)
+    assert logistic_fit(six, np.array([0.25, 0.25, 0.25, 0.75, 0.75, 0.75])).ok
+    few = logistic_fit(np.repeat(GRID[:4], 2), np.repeat([0.0, 0.1, 0.9, 1.0], 2))
+    assert few.ok is False and few.n_points == 8 and few.reason == "only 4 measured values (a fit needs 5)"
+    flat = logistic_fit(GRID, np.full(20, 0.97))
+    assert flat.ok is False and flat.n_points == 20
+    assert flat.reason == "the curve rises by less than 0.5 within the measured range"
+
+
+def test_bootstrap_midpoint_is_seeded_and_a_zero_level_interval_is_one_point():
+    from assignadd_core.analysis.thresholds import bootstrap_midpoint
+    rng = np.random.default_rng(0)
+    x = np.repeat(GRID, 2)
+    y = np.clip(logistic(x, 0.05, 0.99, 0.25, 0.02) + rng.normal(0, 0.05, x.size), 0, 1)
+    first = bootstrap_midpoint(x, y, n_boot=20)
+    assert first == bootstrap_midpoint(x, y, n_boot=20) and first[0] < first[1]
+    lo, hi = bootstrap_midpoint(x, y, n_boot=20, level=0.0)  # the median resampled midpoint
+    assert lo == hi and first[0] <= lo <= first[1]
+
+
+def test_a_midpoint_between_the_first_two_grid_values_is_inside_the_range():
+    fit = logistic_fit(GRID, logistic(GRID, 0.05, 0.99, 0.08, 0.005))
+    assert fit.ok and GRID[0] < fit.midpoint < GRID[1]
+
+
+def test_a_fit_that_fails_is_refused_with_the_error(monkeypatch):
+    import scipy.optimize
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("Optimal parameters not found")
+
+    monkeypatch.setattr(scipy.optimize, "curve_fit", fail)
+    fit = logistic_fit(GRID, logistic(GRID, 0.1, 0.9, 0.5, 0.1))
+    assert (fit.ok, fit.reason, fit.n_points) == (False, "fit did not converge (Optimal parameters not found)", 20)
+
+
+def test_missing_points_given_as_none_are_left_out():
+    values, means = mean_curve([0.1, 0.2, None, 0.3], [0.5, None, 0.8, 1.0])
+    assert list(values) == [0.1, 0.3] and means == pytest.approx([0.5, 1.0])
+
+
+def test_swap_control_of_records_that_never_had_the_columns():
+    """Sweep files written before the control existed have no swap columns at all: every run is listed."""
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import swap_control
+    finished = pd.DataFrame({"train_fraction": [0.3, 0.6], "seed": [42, 43], "value": [0.5, 0.9]})
+    control = swap_control(finished, "train_fraction")
+    assert len(control["table"]) == 0 and control["missing"]["seed"].tolist() == [42, 43]

@@ -170,3 +170,72 @@ def test_texts_carry_the_deciding_numbers():
     assert "98.4%" in v.c5_identity(1.0, 1.0, 1.0, 0.984).text
     assert "7.2%" in v.c7_fourier(8, 0.072, 0.742, 0.1).text and "8 key" in v.c7_fourier(8, 0.072, 0.742, 0.1).text
     assert "[+0.087, +0.455]" in v.c10_gradient(5, (0.087, 0.455), (0.25, 0.84)).text
+
+
+def test_verdict_error_names_the_word_and_the_choices():
+    with pytest.raises(ValueError, match=r"verdict must be one of .*'reproduced'.*got 'mostly'"):
+        v.Verdict("mostly", "")
+
+
+def test_three_phases_allow_addition_at_the_jump_but_not_the_jump_at_the_final_rise():
+    # "addition ≤ jump < final rise"
+    assert v.shows_three_phases(phases(addition=3600, jump=3600, refinement=9800))
+    assert not v.shows_three_phases(phases(addition=500, jump=9800, refinement=9800))
+    assert not v.shows_three_phases(phases(refinement=None))
+
+
+def test_c1_text_lists_the_jump_and_final_rise_steps():
+    text = v.c1_phases({"a": phases(), "b": phases(jump=12000, refinement=None),
+                        "c": phases(jump=None, refinement=None)}).text
+    assert text == ("2 of 3 runs formed variable assignment; 1 of them show all three phases"
+                    " (jump at 3,600, 12,000; final rise at 9,800, –)")
+    none = v.c1_phases({"c": phases(jump=None, refinement=None)}).text
+    assert none.endswith("(jump at –; final rise at –)")
+
+
+def test_c2_text_gives_both_accuracies_per_run():
+    for full, swap in [({"a": 0.99, "b": 0.985}, {"a": 0.97, "b": 0.95}),  # reproduced
+                       ({"a": 0.99, "b": 0.985}, {"a": 0.97, "b": 0.5}),  # partly
+                       ({"a": 0.5, "b": 0.25}, {"a": 0.0, "b": 0.125})]:  # not reproduced
+        text = v.c2_heldout(full, swap).text
+        f, s = (", ".join(f"{n} {x[n]:.1%}" for n in ("a", "b")) for x in (full, swap))
+        assert text == f"0-var held-out exact {f}; on pairs whose swap is also held out {s}"
+    assert "a 99.0%, b 98.5%" in v.c2_heldout({"a": 0.99, "b": 0.985}, {"a": 0.97, "b": 0.95}).text
+
+
+def test_c3_text_gives_the_lowest_pool_of_each_composed_run():
+    pools = {"a": {"p1": 0.99, "p2": 0.951}, "c": {"p1": 0.5, "p2": 0.99}}
+    assert v.c3_positions(pools, ["a"]).text.endswith(": a 0.951 (1 of 1 ≥ 0.95)")
+    assert v.c3_positions(pools, ["a", "c"]).text.endswith(": a 0.951, c 0.500 (1 of 2 ≥ 0.95)")
+    assert v.c3_positions(pools, ["c"]).text.endswith(": c 0.500 (0 of 1 ≥ 0.95)")
+    assert v.c3_positions(pools, []).text.endswith(": none (0 of 0 ≥ 0.95)")
+
+
+def test_c6_boundaries_at_the_gap_and_the_matched_level():
+    # 0.65 - 0.45 is exactly 0.2 in floating point: a gap of exactly BASELINE_GAP separates
+    assert 0.65 - 0.45 == v.BASELINE_GAP
+    assert v.c6_shared_addition(0.65, 0.65, {"x": 0.45}, 0.99).verdict == PARTLY  # matched < 0.9
+    assert v.c6_shared_addition(v.MATCHED_LEVEL, v.MATCHED_LEVEL, {"x": 0.5}, 0.99).verdict == REPRODUCED
+
+
+@pytest.mark.parametrize("rule, args", [
+    (v.c4_previous_token, (1.0, 0.97, 0.3, 0.95)), (v.c4_previous_token, (0.5, 0.97, 0.6, 0.95)),
+    (v.c4_previous_token, (0.5, 0.5, 0.6, 0.95)),
+    (v.c5_identity, (0.95, 0.92, 0.85, 0.81)), (v.c5_identity, (0.5, 0.92, 0.85, 0.85)),
+    (v.c5_identity, (0.5, 0.5, 0.5, 0.5)),
+    (v.c7_fourier, (5, 0.6, 0.93, 0.4)), (v.c7_fourier, (5, 0.5, 0.93, 0.4)), (v.c7_fourier, (0, 0.9, 0.95, 0.4)),
+    (v.c10_gradient, (10, (0.1, 0.5), (0.02, 0.3))), (v.c10_gradient, (10, (0.1, 0.5), (-0.02, 0.3))),
+    (v.c10_gradient, (10, (-0.1, 0.5), (-0.02, 0.3))), (v.c10_gradient, (2, (0.1, 0.5), (0.1, 0.5))),
+    (v.c2_heldout, ({"a": 0.99}, {"a": 0.99})), (v.c2_heldout, ({"a": 0.95}, {"a": 0.5})),
+    (v.c2_heldout, ({"a": 0.5}, {"a": 0.5})),
+    (v.c3_positions, ({"a": {"p": 0.99}}, ["a"])), (v.c3_positions, ({"a": {"p": 0.5}}, ["a"])),
+])
+def test_every_outcome_has_a_text(rule, args):
+    text = rule(*args).text
+    assert isinstance(text, str) and len(text) > 20
+
+
+def test_c10_texts_give_both_intervals_and_the_window():
+    text = v.c10_gradient(5, (0.087, 0.455), (0.25, 0.84)).text
+    assert text.startswith("5 checkpoints;") and "AdamW update [+0.250, +0.840]" in text
+    assert v.c10_gradient(2, (0.1, 0.5), (0.1, 0.5)).text == "2 checkpoints in the window (need 3)"

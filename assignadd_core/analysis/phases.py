@@ -69,8 +69,9 @@ def final_rise(restricted: pd.Series, jump_index: int) -> dict:
         return out
     below = curve < final - END_TOLERANCE
     last = len(curve) - 1
-    while last > jump_index and below[last] and len(curve) - 1 - last < SUSTAIN:
-        last -= 1  # a dip of fewer than SUSTAIN rows at the very end still ends on the final level
+    dips = [i for i in range(max(len(curve) - (SUSTAIN - 1), jump_index + 1), len(curve)) if below[i]]
+    if dips:  # a dip among the last SUSTAIN - 1 rows (fewer than SUSTAIN) is passed over, wherever it ends
+        last = dips[0] - 1
     end = None
     for i in range(last, jump_index - 1, -1):  # the first row from which it stays near the final level
         if below[i]:

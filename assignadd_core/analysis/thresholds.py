@@ -225,7 +225,7 @@ def swap_control(finished, field: str, level: float = 0.9) -> dict:
     could answer them by looking the swap up. If the threshold came from that, the pairs whose swap is held
     out too would cross much later than the held-out set as a whole (or never)."""
     has = finished["swap_heldout"].notna() if "swap_heldout" in finished else np.zeros(len(finished), dtype=bool)
-    table = finished[has][[field, "seed", *SWAP_COLUMNS, "n_swap_heldout", "n_swap_in_training"]]
+    table = finished[has].reindex(columns=[field, "seed", *SWAP_COLUMNS, "n_swap_heldout", "n_swap_in_training"])
     table = table.sort_values([field, "seed"]).reset_index(drop=True)
     crossings = {column: crossing(table[field], table[column], level) for column in SWAP_COLUMNS}
     missing = finished[~has][[field, "seed"]].reset_index(drop=True)
