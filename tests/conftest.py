@@ -9,6 +9,7 @@ import torch
 
 from assignadd_core.config import RunConfig
 
+from scopes import shared
 from tiny import TINY
 
 
@@ -52,7 +53,7 @@ def paper_config() -> RunConfig:
     return RunConfig()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=shared("session"))
 def tiny_run(tiny_config, tmp_path_factory):
     """One finished tiny run, shared read-only by the tests that only inspect a run."""
     from assignadd_core.trainer import train

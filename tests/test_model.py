@@ -8,6 +8,8 @@ from transformer_lens import ActivationCache, FactoredMatrix
 from assignadd_core.data import sample_queries
 from assignadd_core.model import AssignAddTransformer
 
+from scopes import shared
+
 pytestmark = pytest.mark.usefixtures("single_thread")
 
 PARAM_SHAPES = {  # the protocol's model: no biases, no LayerNorm, no layer-1 (block 0) MLP
@@ -17,7 +19,7 @@ PARAM_SHAPES = {  # the protocol's model: no biases, no LayerNorm, no layer-1 (b
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=shared("module"))
 def paper_model(paper_config):
     torch.manual_seed(0)
     return AssignAddTransformer(paper_config)
@@ -134,3 +136,64 @@ def test_fused_forward_activations_match_the_cache(paper_model, paper_batch):
     assert torch.allclose(out.pattern1, cache["blocks.0.attn.hook_pattern"][:, 0], atol=1e-6)
     assert torch.allclose(out.pattern2, cache["blocks.1.attn.hook_pattern"][:, 0, -1], atol=1e-6)
     assert torch.allclose(out.resid_mid0, cache["blocks.0.hook_resid_mid"], atol=1e-5)
+
+
+def reference_logits(model: AssignAddTransformer, tokens: torch.Tensor) -> torch.Tensor:
+    """The protocol's forward pass written out from its definition, independent of the model's code: both of the
+    model's paths share the attention scale, the mask and the weights' layout, so agreeing with each other alone
+    cannot show that either is the protocol's model."""
+    p = dict(model.named_parameters())
+    n, d_head = tokens.shape[1], p["blocks.0.attn.W_Q"].shape[-1]
+    x = p["embed.W_E"][tokens] + p["pos_embed.W_pos"][:n]
+    causal = torch.ones(n, n).tril().bool()
+    for layer in (0, 1):
+        w = {m: p[f"blocks.{layer}.attn.W_{m}"][0] for m in "QKVO"}
+        scores = (x @ w["Q"]) @ (x @ w["K"]).transpose(1, 2) / d_head ** 0.5
+        weights = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
+        x = x + weights @ (x @ w["V"]) @ w["O"]
+        if layer == 1:  # the only MLP: ReLU, no biases
+            x = x + torch.relu(x @ p["blocks.1.mlp.W_in"]) @ p["blocks.1.mlp.W_out"]
+    return x @ p["unembed.W_U"]
+
+
+@pytest.mark.parametrize("which", ["tiny", "paper"])
+def test_both_paths_equal_the_protocols_forward_written_out(which, tiny_config, paper_config):
+    config = {"tiny": tiny_config, "paper": paper_config}[which]
+    torch.manual_seed(3)
+    model = AssignAddTransformer(config)
+    tokens = sample_queries(config.task, 32, torch.Generator().manual_seed(4)).tokens
+    expected = reference_logits(model, tokens).detach()
+    assert relative_error(model(tokens), expected) <= 1e-5
+    assert relative_error(model.fused_logits(tokens), expected[:, -1]) <= 1e-5
+    out = model.fused_forward(tokens)
+    assert relative_error(out.logits, expected[:, -1]) <= 1e-5
+
+
+def test_a_shorter_prefix_is_the_same_causal_computation(paper_model, paper_batch):
+    # position i only sees positions <= i, so the first 9 positions' logits do not depend on what follows
+    prefix = paper_batch.tokens[:, :9]
+    assert tuple(paper_model.pos_embed(prefix).shape) == (64, 9, 128)
+    assert relative_error(paper_model(prefix), reference_logits(paper_model, prefix).detach()) <= 1e-5
+    assert relative_error(paper_model(prefix), paper_model(paper_batch.tokens)[:, :9]) <= 1e-5
+
+
+def test_transformer_lens_config_fields(paper_config):
+    model = AssignAddTransformer(paper_config)
+    expected = dict(n_layers=2, n_heads=1, d_model=128, d_head=128, d_mlp=512, n_ctx=16, d_vocab=74,
+                    d_vocab_out=59, act_fn="relu", normalization_type=None, attn_only=False,
+                    positional_embedding_type="standard", use_attn_result=False, default_prepend_bos=False,
+                    device=None)
+    assert vars(model.cfg) == expected
+
+
+def test_forward_return_types(paper_model, paper_batch):
+    assert paper_model(paper_batch.tokens, return_type=None) is None
+    with pytest.raises(ValueError) as error:
+        paper_model(paper_batch.tokens, return_type="loss")
+    assert str(error.value) == "return_type='loss' needs the answers"
+
+
+def test_run_with_cache_passes_its_options_and_knows_its_model(paper_model, paper_batch):
+    _, cache = paper_model.run_with_cache(paper_batch.tokens, names_filter=lambda name: name.endswith("hook_pattern"))
+    assert set(cache) == {"blocks.0.attn.hook_pattern", "blocks.1.attn.hook_pattern"}
+    assert cache.model is paper_model

@@ -157,7 +157,9 @@ def test_resume_from_the_earlier_flat_format_matches_a_straight_run(tiny_config,
     write_flat_resume_state(run, model, optimizer)
     (run.resume_dir / trainer.RESUME_FILE).unlink()
 
+    steps_trained = interrupt_at(monkeypatch, "train_step", lambda call, args: False)
     resumed = trainer.train(tiny_config, path, progress=False)
+    assert len(steps_trained) == 30 - 11  # it resumed from the flat state, not from scratch
     pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(tiny_run))
     assert_same_weights(final_weights(resumed), final_weights(tiny_run))
     assert not (run.resume_dir / trainer.FLAT_RESUME_FILE).exists()
