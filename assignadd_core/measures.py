@@ -60,7 +60,7 @@ def positional_qk_map(model: AssignAddTransformer, n_pos: int | None = None, cau
     (default: positions 0..11); keys after the query are NaN when `causal` (the model never sees them)."""
     n_pos = n_pos or model.config.task.prefix_len
     pos = model.W_pos[:n_pos]
-    scores = (pos @ (model.QK[0, 0].AB * model.blocks[0].attn.scale) @ pos.T).cpu()
+    scores = (pos @ model.attention_bilinear(0) @ pos.T).cpu()
     if causal:
         scores = scores.masked_fill(~torch.ones(n_pos, n_pos, dtype=torch.bool).tril(), float("nan"))
     return scores
@@ -115,7 +115,7 @@ def measurement_batch(task: TaskConfig) -> Batch:
     return Batch.cat([pool[:MEASUREMENT_ROWS_PER_POOL] for pool in eval_pools(task).values()])
 
 
-def _top2_match(pattern: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def top2_match(pattern: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     top = pattern.topk(2, dim=-1).indices
     return ((top == a[:, None]).any(-1) & (top == b[:, None]).any(-1))
 
@@ -141,12 +141,12 @@ def activation_measures(model: AssignAddTransformer, batch: Batch, with_probe: b
     qtype_vars = (batch.lhs_var >= 0).long() + (batch.rhs_var >= 0).long()
     few_vars = qtype_vars <= 1
     lhs_pos, rhs_pos = torch.full_like(batch.lhs_src, n - 3), torch.full_like(batch.rhs_src, n - 2)
-    m4 = _top2_match(p1[few_vars, -1], lhs_pos[few_vars], rhs_pos[few_vars]).float().mean()
+    m4 = top2_match(p1[few_vars, -1], lhs_pos[few_vars], rhs_pos[few_vars]).float().mean()
 
     values = value_positions(batch, task)
     rows, cols = torch.nonzero(values, as_tuple=True)
     m5 = (p1[rows, cols].argmax(-1) == cols - 1).float().mean()
-    m6 = _top2_match(p2, batch.lhs_src, batch.rhs_src).float().mean()
+    m6 = top2_match(p2, batch.lhs_src, batch.rhs_src).float().mean()
     result = {"m4_l1_eq_to_operands": float(m4), "m5_l1_value_prev_token": float(m5),
               "m6_l2_eq_to_values": float(m6), "m7_probe_var_identity": float("nan")}
     if with_probe:

@@ -274,5 +274,9 @@ class AssignAddTransformer(HookedRootModule):
     def OV(self) -> FactoredMatrix:
         return FactoredMatrix(self.W_V, self.W_O)
 
+    def attention_bilinear(self, layer: int) -> torch.Tensor:
+        """W_Q W_Kᵀ / sqrt(d_head) of `layer` [d_model, d_model]: x_q · it · x_k is the attention score."""
+        return self.QK[layer, 0].AB * self.blocks[layer].attn.scale
+
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad)

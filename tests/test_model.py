@@ -197,3 +197,13 @@ def test_run_with_cache_passes_its_options_and_knows_its_model(paper_model, pape
     _, cache = paper_model.run_with_cache(paper_batch.tokens, names_filter=lambda name: name.endswith("hook_pattern"))
     assert set(cache) == {"blocks.0.attn.hook_pattern", "blocks.1.attn.hook_pattern"}
     assert cache.model is paper_model
+
+
+def test_attention_bilinear_gives_the_attention_scores(paper_model, paper_batch):
+    _, cache = paper_model.run_with_cache(paper_batch.tokens)
+    for layer in (0, 1):
+        x = cache[f"blocks.{layer}.hook_resid_pre"]
+        scores = x @ paper_model.attention_bilinear(layer) @ x.transpose(1, 2)
+        expected = cache[f"blocks.{layer}.attn.hook_attn_scores"][:, 0]
+        causal = torch.ones(16, 16, dtype=torch.bool).tril()
+        assert relative_error(scores[:, causal], expected[:, causal]) <= 1e-5

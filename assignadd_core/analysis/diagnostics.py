@@ -31,7 +31,7 @@ def eq_query_decomposition(model: AssignAddTransformer) -> dict[str, torch.Tenso
     task = model.config.task
     vocab = Vocab(task)
     n = task.seq_len
-    qk = model.QK[0, 0].AB * model.blocks[0].attn.scale
+    qk = model.attention_bilinear(0)
     e_eq, p_eq = model.W_E[vocab.eq], model.W_pos[n - 1]
     e_var = model.W_E[vocab.var0: vocab.var0 + task.n_vars]
     p_keys = torch.stack([model.W_pos[n - 3], model.W_pos[n - 2]])  # lhs, rhs
@@ -47,7 +47,7 @@ def token_maps(model: AssignAddTransformer, layer: int, queries: torch.Tensor, k
     """{"OV": W_E[q] OV W_E[k]ᵀ, "QK": W_E[q] QK W_E[k]ᵀ} of one layer, rows = `queries`, columns = `keys`
     (token ids); OV rows read "what attending to token q writes, seen along token k's embedding"."""
     e_q, e_k = model.W_E[queries], model.W_E[keys]
-    qk = model.QK[layer, 0].AB * model.blocks[layer].attn.scale
+    qk = model.attention_bilinear(layer)
     return {"OV": (e_q @ model.OV[layer, 0].AB @ e_k.T).cpu(), "QK": (e_q @ qk @ e_k.T).cpu()}
 
 

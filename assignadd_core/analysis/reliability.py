@@ -158,7 +158,7 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
     import pandas as pd
     import torch
     from ..data import eval_pools
-    from ..measures import _top2_match
+    from ..measures import top2_match
     task = model.config.task
     n = task.seq_len
     table = []
@@ -170,7 +170,7 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
             top = eq.argmax(-1)
             var_pos = torch.where(batch.lhs_var >= 0, n - 3, torch.where(batch.rhs_var >= 0, n - 2, -1))
             lit_pos = torch.where(batch.lhs_var >= 0, n - 2, torch.where(batch.rhs_var >= 0, n - 3, -1))
-            table.append({"pool": name, "top 2 = both operands": float(_top2_match(eq, lhs, rhs).float().mean()),
+            table.append({"pool": name, "top 2 = both operands": float(top2_match(eq, lhs, rhs).float().mean()),
                           "top 1 = variable operand": float((top == var_pos).float().mean()),
                           "top 1 = literal operand": float((top == lit_pos).float().mean()),
                           "n": int(len(batch))})
