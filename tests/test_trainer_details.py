@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import warnings
 from pathlib import Path
@@ -174,13 +175,22 @@ def test_interrupt_says_where_the_run_resumes(tiny_config, tmp_path, monkeypatch
     assert trainer.last_saved_step(Run(tmp_path / "never-trained")) == 0
 
 
-def test_progress_bar_by_default(tiny_config, tmp_path, capsys):
+def test_progress_bar_by_default(tiny_config, tmp_path, monkeypatch, capsys):
     trainer.train(tiny_config, tmp_path / "barred")  # progress is on unless switched off
     err = capsys.readouterr().err
-    for shown in ("barred", "30/30", "step", "loss=", "v1=", "v2="):
-        assert shown in err, (shown, err)
+    assert "barred" in err and "30/30" in err and "step/s" in err, err
+    assert re.search(r"loss=\d+\.\d{3}, v1=\d\.\d\d, v2=\d\.\d\d", err), err
     trainer.train(tiny_config, tmp_path / "quiet", progress=False)
     assert capsys.readouterr().err == ""
+    # a resumed run's bar starts where the run stopped and ends at the last step
+    interrupt_at(monkeypatch, "train_step", lambda call, args: call == 15)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train(tiny_config, tmp_path / "resumed", progress=False)
+    monkeypatch.undo()
+    capsys.readouterr()
+    trainer.train(tiny_config, tmp_path / "resumed")
+    err = capsys.readouterr().err
+    assert "11/30" in err and "30/30" in err and "19/30" not in err, err
 
 
 # ---------------------------------------------------------------------------- what the files hold
@@ -201,6 +211,18 @@ def test_environment_records_the_commit_and_wait_policy_from_anywhere(tmp_path, 
     assert info["threads"] == torch.get_num_threads() and info["torch"] == torch.__version__
     monkeypatch.setattr(trainer.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 128, "", ""))
     assert trainer.environment_info(torch.device("cpu"))["git_commit"] is None  # git failed: no commit
+
+    def no_git(*args, **kwargs):
+        raise FileNotFoundError("git")
+    monkeypatch.setattr(trainer.subprocess, "run", no_git)
+    assert trainer.environment_info(torch.device("cpu"))["git_commit"] is None  # no git at all
+
+
+def test_environment_names_the_gpu_on_cuda(monkeypatch):
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: asked.append(device) or "Some GPU")
+    info = trainer.environment_info(torch.device("cuda:0"))
+    assert info["device"] == "cuda" and info["device_name"] == "Some GPU" and asked == [torch.device("cuda:0")]
 
 
 def test_cpu_name_reads_the_model_name_and_falls_back(monkeypatch):
