@@ -175,22 +175,47 @@ def test_interrupt_says_where_the_run_resumes(tiny_config, tmp_path, monkeypatch
     assert trainer.last_saved_step(Run(tmp_path / "never-trained")) == 0
 
 
-def test_progress_bar_by_default(tiny_config, tmp_path, monkeypatch, capsys):
+class RecordingBar:
+    """Stands in for tqdm: records what the trainer asks the bar to show (a real bar, drawn in mutmut's forked
+    test process, hung there whenever the test failed)."""
+    made: list["RecordingBar"] = []
+
+    def __init__(self, **kwargs):
+        self.kwargs, self.updates, self.postfix, self.closed = kwargs, 0, None, False
+        RecordingBar.made.append(self)
+
+    def update(self, n):
+        self.updates += n
+
+    def set_postfix(self, **postfix):
+        self.postfix = postfix
+
+    def close(self):
+        self.closed = True
+
+
+def test_progress_bar_by_default(tiny_config, tmp_path, monkeypatch):
+    RecordingBar.made = []
+    monkeypatch.setattr(trainer, "tqdm", RecordingBar)
     trainer.train(tiny_config, tmp_path / "barred")  # progress is on unless switched off
-    err = capsys.readouterr().err
-    assert "barred" in err and "30/30" in err and "step/s" in err, err
-    assert re.search(r"loss=\d+\.\d{3}, v1=\d\.\d\d, v2=\d\.\d\d", err), err
+    bar, = RecordingBar.made
+    assert bar.kwargs == dict(total=30, initial=0, disable=False, desc="barred", unit="step", mininterval=2.0,
+                              dynamic_ncols=True)
+    assert bar.updates == 30 and bar.closed
+    assert set(bar.postfix) == {"loss", "v1", "v2", "refresh"} and bar.postfix["refresh"] is False
+    assert re.fullmatch(r"\d+\.\d{3}", bar.postfix["loss"]) and re.fullmatch(r"\d\.\d\d", bar.postfix["v1"])
+    assert re.fullmatch(r"\d\.\d\d", bar.postfix["v2"])
     trainer.train(tiny_config, tmp_path / "quiet", progress=False)
-    assert capsys.readouterr().err == ""
-    # a resumed run's bar starts where the run stopped and ends at the last step
+    assert RecordingBar.made[-1].kwargs["disable"] is True
+    # a resumed run's bar starts where the run stopped
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 15)
     with pytest.raises(KeyboardInterrupt):
         trainer.train(tiny_config, tmp_path / "resumed", progress=False)
+    assert RecordingBar.made[-1].closed  # closed before the message, also when interrupted
     monkeypatch.undo()
-    capsys.readouterr()
+    monkeypatch.setattr(trainer, "tqdm", RecordingBar)
     trainer.train(tiny_config, tmp_path / "resumed")
-    err = capsys.readouterr().err
-    assert "11/30" in err and "30/30" in err and "19/30" not in err, err
+    assert RecordingBar.made[-1].kwargs["initial"] == 11 and RecordingBar.made[-1].updates == 19
 
 
 # ---------------------------------------------------------------------------- what the files hold
