@@ -29,11 +29,12 @@ test: $(STAMP)
 book: $(STAMP)
 	$(BIN)/python -m assignadd_core.book all --profile params/book.yaml
 
-# Mutation testing (not part of `make test`: minutes to hours, see README): installs mutmut on first use, runs it over
-# the modules and fast tests named in setup.cfg [mutmut] and prints the score per module. Narrow it with e.g.
-# `make mutate MUTATE_ONLY=assignadd_core/verdicts.py MUTATE_TESTS=tests/test_verdicts.py`; MUTATE_JOBS workers.
+# Mutation testing (not part of `make test`: about half an hour, see README): installs mutmut on first use, runs it
+# over every module of benchmarks/mutation_run.py's PLAN, each against its own tests, and prints the score per module.
+# Narrow it with e.g. `make mutate MUTATE_ONLY=assignadd_core/verdicts.py MUTATE_TESTS=tests/test_verdicts.py`;
+# MUTATE_JOBS parallel mutant workers (single-threaded each).
 MUTMUT       := 3.8.1
-MUTATE_JOBS  ?= 1
+MUTATE_JOBS  ?= 2
 MUTATE_ONLY  ?=
 MUTATE_TESTS ?=
 mutate: $(STAMP)

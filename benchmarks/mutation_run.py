@@ -1,11 +1,13 @@
-"""Run `mutmut run` with the [mutmut] settings of setup.cfg, optionally narrowed (`make mutate` calls this).
+"""Run mutmut over the core, each module against its own tests (`make mutate` calls this).
 
-    python benchmarks/mutation_run.py [--only GLOB ...] [--tests "PYTEST ARGS"] [--max-children N]
+    python benchmarks/mutation_run.py [--max-children N]                       # every module of PLAN, in turn
+    python benchmarks/mutation_run.py --only GLOB ... [--tests "PYTEST ARGS"]  # one narrowed mutmut run
 
---only replaces setup.cfg's `only_mutate` (e.g. assignadd_core/verdicts.py) and --tests its test selection
-(e.g. "tests/test_verdicts.py"), so one module can be checked against its own tests in seconds per mutant;
-setup.cfg's marker expression (`-m "not paper"`) is kept unless --tests has its own `-m`, so a narrowed run
-leaves out the paper-sized tests as the full one does.
+Without --only, each module of PLAN is mutated and checked against the test files written for it, one mutmut
+run per module: a mutant's tests then take seconds, where the whole fast suite (setup.cfg's selection) took a
+minute or more, and the full run fits in well under an hour on 2 cores. --only replaces setup.cfg's
+`only_mutate` and --tests its test selection; setup.cfg's marker expression (`-m "not paper"`) is kept unless
+--tests has its own `-m`, so a narrowed run leaves out the paper-sized tests as the full one does.
 mutmut 3.8.1 reads its settings only from setup.cfg/pyproject.toml, so the narrowing edits the settings object
 it loaded before the command starts. A different test selection than the previous run makes mutmut re-test
 every mutant of the selected modules (its results depend on the tests that ran).
@@ -15,19 +17,59 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
+# module -> the tests that check it (a test that only passes a module's output along is not listed)
+PLAN = {
+    "assignadd_core/data.py": "tests/test_data.py tests/test_pools.py",
+    "assignadd_core/model.py": "tests/test_model.py tests/test_bf16.py",
+    "assignadd_core/trainer.py": "tests/test_trainer.py tests/test_trainer_details.py tests/test_bf16.py tests/test_continue.py",
+    "assignadd_core/evaluation.py": "tests/test_evaluation.py",
+    "assignadd_core/measures.py": "tests/test_measures.py",
+    "assignadd_core/verdicts.py": "tests/test_verdicts.py",
+    "assignadd_core/claims.py": "tests/test_claims_records.py",
+    **{f"assignadd_core/analysis/{name}.py": f"tests/test_{name}.py" for name in (
+        "addition", "circuits", "controls", "diagnostics", "fourier", "generalization", "interventions",
+        "phases", "reliability", "theory", "thresholds")},
+}
 
-def main(argv: list[str] | None = None) -> None:
+
+def main(argv: list[str] | None = None) -> int | None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", metavar="GLOB", help="files to mutate (replaces only_mutate)")
     parser.add_argument("--tests", metavar="ARGS", help="pytest test selection, one shell-quoted string")
     parser.add_argument("--max-children", type=int, default=1, help="parallel mutant workers (default 1)")
     args = parser.parse_args(argv)
+    if args.tests and not args.only:
+        parser.error("--tests needs --only (without it every module of PLAN runs against its own tests)")
+    if not args.only:
+        return run_plan(args.max_children)
+    run_mutmut(args)
 
+
+def run_plan(max_children: int) -> int:
+    """One mutmut run per module of PLAN, each in its own process (mutmut keeps global state); prints the times."""
+    failed, start = [], time.perf_counter()
+    for module, tests in PLAN.items():
+        tic = time.perf_counter()
+        done = subprocess.run([sys.executable, __file__, "--only", module, "--tests", tests,
+                               "--max-children", str(max_children)])
+        print(f"{module}: {(time.perf_counter() - tic) / 60:.1f} min" + (f" (exit {done.returncode})" if done.returncode else ""),
+              flush=True)
+        if done.returncode:
+            failed.append(module)
+    print(f"all {len(PLAN)} modules: {(time.perf_counter() - start) / 60:.1f} min with {max_children} worker(s)")
+    if failed:
+        print("mutmut failed for: " + ", ".join(failed), file=sys.stderr)
+    return 1 if failed else 0
+
+
+def run_mutmut(args: argparse.Namespace) -> None:
     # mutmut forks each mutant's test run from a process that has already run the tests; a thread pool that torch
     # (OpenMP) or numpy started there leaves its lock held in the fork, and the child hangs at its first parallel
     # operation until the time limit (the fourier mutants "timed out" so). One thread each, set before torch is
