@@ -29,7 +29,7 @@ test: $(STAMP)
 book: $(STAMP)
 	$(BIN)/python -m assignadd_core.book all --profile params/book.yaml
 
-# Mutation testing (not part of `make test`: about half an hour, see README): installs mutmut on first use, runs it
+# Mutation testing (not part of `make test`: about 16 minutes on 2 cores, see README): installs mutmut on first use, runs it
 # over every module of benchmarks/mutation_run.py's PLAN, each against its own tests, and prints the score per module.
 # Narrow it with e.g. `make mutate MUTATE_ONLY=assignadd_core/verdicts.py MUTATE_TESTS=tests/test_verdicts.py`;
 # MUTATE_JOBS parallel mutant workers (single-threaded each).
