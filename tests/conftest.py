@@ -20,10 +20,6 @@ def fresh_caches_under_mutation_testing():
     functions that build them would never run. Under mutation testing (mutmut sets MUTANT_UNDER_TEST) the
     caches start empty; otherwise nothing changes."""
     if "MUTANT_UNDER_TEST" in os.environ:  # set, possibly empty, in every mutmut phase
-        # and no tqdm monitor thread: one started before the fork can hold tqdm's lock there, and a mutant's
-        # first progress bar then waits for it until the time limit (the trainer's bar mutants all "timed out")
-        from tqdm import tqdm
-        tqdm.monitor_interval = 0
         from assignadd_core import data, measures
         for cached in (data.make_split, data.eval_pools, data.exact_sets, measures.measurement_batch):
             getattr(cached, "cache_clear", lambda: None)()

@@ -155,7 +155,6 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
     two operand positions (progress measure 4, per pool) and where the top 1 falls: the operand that is a
     variable, the literal operand (1-var only), or elsewhere. Measure 4 pools 0-var and 1-var rows, so a
     model that attends to the operands only when both are numbers scores exactly the 0-var share of its batch."""
-    import pandas as pd
     import torch
     from ..data import eval_pools
     from ..measures import top2_match
