@@ -83,6 +83,11 @@ class TaskConfig:
         return self.seq_len - 4
 
     @property
+    def operand_positions(self) -> tuple[int, int]:
+        """Positions of the query's lhs and rhs tokens: `+ lhs rhs =` ends every sequence."""
+        return self.seq_len - 3, self.seq_len - 2
+
+    @property
     def max_assignments(self) -> int:
         return self.prefix_len // 2
 

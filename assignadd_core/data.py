@@ -311,8 +311,9 @@ def build_sequences(task: TaskConfig, lhs_val, rhs_val, lhs_var, rhs_var, gen: t
 
     # Where each original slot's value ended up: slot 0 is the lhs variable (if any), then the rhs one.
     value_pos_by_slot = torch.empty_like(val_pos).scatter_(1, perm, val_pos)
-    lhs_src = torch.where(has_l, value_pos_by_slot[:, 0], prefix + 1)
-    rhs_src = torch.where(has_r, value_pos_by_slot[rows, rhs_slot], prefix + 2)
+    lhs_query, rhs_query = task.operand_positions  # a literal operand is read from the query itself
+    lhs_src = torch.where(has_l, value_pos_by_slot[:, 0], lhs_query)
+    rhs_src = torch.where(has_r, value_pos_by_slot[rows, rhs_slot], rhs_query)
 
     lhs_tok = torch.where(has_l, lhs_var + vocab.var0, lhs_val)
     rhs_tok = torch.where(has_r, rhs_var + vocab.var0, rhs_val)

@@ -137,10 +137,9 @@ def activation_measures(model: AssignAddTransformer, batch: Batch, with_probe: b
     device = model.W_E.device
     out = model.fused_forward(batch.tokens.to(device))
     p1, p2, resid = out.pattern1.float().cpu(), out.pattern2.float().cpu(), out.resid_mid0.float().cpu()
-    n = task.seq_len
     qtype_vars = (batch.lhs_var >= 0).long() + (batch.rhs_var >= 0).long()
     few_vars = qtype_vars <= 1
-    lhs_pos, rhs_pos = torch.full_like(batch.lhs_src, n - 3), torch.full_like(batch.rhs_src, n - 2)
+    lhs_pos, rhs_pos = (torch.full_like(batch.lhs_src, p) for p in task.operand_positions)
     m4 = top2_match(p1[few_vars, -1], lhs_pos[few_vars], rhs_pos[few_vars]).float().mean()
 
     values = value_positions(batch, task)

@@ -145,3 +145,18 @@ def test_every_key_is_overridable():
         section, name = key.split(".")
         value = getattr(getattr(RunConfig(), section), name)
         assert RunConfig().replace(**{key: value}) == RunConfig()
+
+
+@pytest.mark.parametrize("seq_len", [8, 16, 20])
+def test_operand_positions_are_the_query_operands(seq_len):
+    # `+ lhs rhs =` ends every sequence, so the operands sit 3 and 2 from the end whatever the length
+    import torch
+    from assignadd_core.data import Vocab, sample_queries
+    task = TaskConfig(seq_len=seq_len)
+    lhs, rhs = task.operand_positions
+    assert (lhs, rhs) == (seq_len - 3, seq_len - 2)
+    batch = sample_queries(task, 64, torch.Generator().manual_seed(0))
+    vocab = Vocab(task)
+    assert bool((batch.tokens[:, lhs - 1] == vocab.plus).all() and (batch.tokens[:, rhs + 1] == vocab.eq).all())
+    literal = batch.lhs_var < 0
+    assert torch.equal(batch.tokens[literal, lhs], batch.lhs_val[literal])

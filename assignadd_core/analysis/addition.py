@@ -56,7 +56,7 @@ def twin_batches(task: TaskConfig, kind: str = "2var", seed: int = 0,
         lhs_var, rhs_var = lit, pick(split.right_vars)
     variable = build_sequences(task, pairs[:, 0], pairs[:, 1], lhs_var, rhs_var, gen)
     tokens = variable.tokens.clone()
-    lhs_pos, rhs_pos = task.seq_len - 3, task.seq_len - 2
+    lhs_pos, rhs_pos = task.operand_positions
     tokens[:, lhs_pos], tokens[:, rhs_pos] = variable.lhs_val, variable.rhs_val
     literal = Batch(tokens=tokens, answers=variable.answers, lhs_val=variable.lhs_val, rhs_val=variable.rhs_val,
                     lhs_var=lit, rhs_var=lit, lhs_src=torch.full((b,), lhs_pos), rhs_src=torch.full((b,), rhs_pos),

@@ -39,7 +39,7 @@ def eq_to_variable_scores(model: AssignAddTransformer) -> torch.Tensor:
     n = task.seq_len
     query = model.W_E[vocab.eq] + model.W_pos[n - 1]
     var_emb = model.W_E[vocab.var0: vocab.var0 + task.n_vars]
-    keys = torch.stack([var_emb + model.W_pos[n - 3], var_emb + model.W_pos[n - 2]], 1)  # [v, side, d]
+    keys = var_emb[:, None] + model.W_pos[list(task.operand_positions)][None]  # [v, side (lhs, rhs), d]
     qk = model.attention_bilinear(0)
     return (keys @ (query @ qk)).cpu()  # score = x_query QK x_keyᵀ
 

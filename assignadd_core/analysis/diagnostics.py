@@ -34,7 +34,7 @@ def eq_query_decomposition(model: AssignAddTransformer) -> dict[str, torch.Tenso
     qk = model.attention_bilinear(0)
     e_eq, p_eq = model.W_E[vocab.eq], model.W_pos[n - 1]
     e_var = model.W_E[vocab.var0: vocab.var0 + task.n_vars]
-    p_keys = torch.stack([model.W_pos[n - 3], model.W_pos[n - 2]])  # lhs, rhs
+    p_keys = model.W_pos[list(task.operand_positions)]  # lhs, rhs
     tt = (e_var @ (e_eq @ qk))[:, None].expand(-1, 2)
     tp = (p_keys @ (e_eq @ qk))[None, :].expand(task.n_vars, -1)
     pt = (e_var @ (p_eq @ qk))[:, None].expand(-1, 2)

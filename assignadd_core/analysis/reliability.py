@@ -159,16 +159,16 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
     from ..data import eval_pools
     from ..measures import top2_match
     task = model.config.task
-    n = task.seq_len
+    lhs_at, rhs_at = task.operand_positions
     table = []
     with torch.no_grad():
         for name in pools:
             batch = eval_pools(task)[name][:rows]
             eq = model.fused_forward(batch.tokens.to(model.W_E.device)).pattern1[:, -1].float().cpu()
-            lhs, rhs = torch.full_like(batch.lhs_src, n - 3), torch.full_like(batch.rhs_src, n - 2)
+            lhs, rhs = torch.full_like(batch.lhs_src, lhs_at), torch.full_like(batch.rhs_src, rhs_at)
             top = eq.argmax(-1)
-            var_pos = torch.where(batch.lhs_var >= 0, n - 3, torch.where(batch.rhs_var >= 0, n - 2, -1))
-            lit_pos = torch.where(batch.lhs_var >= 0, n - 2, torch.where(batch.rhs_var >= 0, n - 3, -1))
+            var_pos = torch.where(batch.lhs_var >= 0, lhs_at, torch.where(batch.rhs_var >= 0, rhs_at, -1))
+            lit_pos = torch.where(batch.lhs_var >= 0, rhs_at, torch.where(batch.rhs_var >= 0, lhs_at, -1))
             table.append({"pool": name, "top 2 = both operands": float(top2_match(eq, lhs, rhs).float().mean()),
                           "top 1 = variable operand": float((top == var_pos).float().mean()),
                           "top 1 = literal operand": float((top == lit_pos).float().mean()),
