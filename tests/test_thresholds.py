@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from assignadd_core.analysis.thresholds import (crossing, logistic, logistic_fit, mean_curve, reached_earlier,
+from assignadd_core.analysis.thresholds import (claim_text, crossing, logistic, logistic_fit, mean_curve, reached_earlier,
                                                 summary_report, threshold_summary, verdict)
 
 GRID = np.linspace(0.0616, 0.99, 20)
@@ -176,6 +176,11 @@ def test_completeness_needs_one_seed_with_every_value():
     assert summary["complete"] and summary["n_finished"] == 20 and summary["n_values"] == 20
     assert summary["seeds"] == [42, 43]
     assert summary["verdict"] == "reproduced"
+    assert summary["runs_finished"] == 25 and summary["runs_planned"] == 60
+    assert claim_text(summary, "f").endswith("; seeds 42, 43 (25 of 60 planned runs finished)")
+    assert "25 of 60 planned runs finished: the verdict can still change" in summary_report(summary, "f_sweep")
+    every = threshold_summary(status_frame(curve, seeds=(42, 43)), "train_fraction", paper=0.25)
+    assert claim_text(every, "f").endswith("; seeds 42, 43") and "planned runs" not in summary_report(every, "f_sweep")
     half = frame.copy()
     half.loc[(half["seed"] == 42) & (half["train_fraction"] > 0.5), "status"] = "pending"
     assert not threshold_summary(half, "train_fraction", paper=0.25)["complete"]
@@ -239,6 +244,7 @@ def hand_summary(**changes):
     from assignadd_core.analysis.thresholds import Crossing, LogisticFit
     summary = {"complete": True, "n_finished": 20, "n_values": 20, "level": 0.9, "paper": 0.25,
                "crossing": Crossing(0.3, 0.2, 0.9), "reached_earlier": [], "seeds": [42, 43], "verdict": "partly",
+               "runs_finished": 40, "runs_planned": 40,
                "fit": LogisticFit(True, "", midpoint=0.25, n_points=40, interval=(0.2, 0.3125))}
     summary.update(changes)
     return summary

@@ -178,6 +178,7 @@ def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> d
         fit = dataclasses.replace(fit, interval=bootstrap_midpoint(done[field], done["value"]))
     return {"field": field, "paper": paper, "level": level, "n_values": n_values,
             "n_finished": int(per_seed.max()) if len(per_seed) else 0, "complete": complete,
+            "runs_finished": len(finished), "runs_planned": len(status),
             "seeds": sorted(int(s) for s in done["seed"].unique()), "crossing": found, "fit": fit,
             "reached_earlier": earlier, "verdict": verdict(complete, found, paper, earlier=earlier)}
 
@@ -195,6 +196,9 @@ def summary_report(summary: dict, name: str) -> str:
     if summary["reached_earlier"]:
         lines.append(f"but the mean curve already reached {summary['level']:g} at"
                      f" {values_text(summary['reached_earlier'])} and dipped under it again before the bracket")
+    if summary["complete"] and summary["runs_finished"] < summary["runs_planned"]:
+        lines.append(f"{summary['runs_finished']} of {summary['runs_planned']} planned runs finished: the verdict"
+                     f" can still change as the other seeds come in")
     lines.append(f"paper: {summary['paper']:g}; verdict: {summary['verdict']}")
     return "\n".join(lines)
 
@@ -211,7 +215,10 @@ def claim_text(summary: dict, symbol: str) -> str:
         text += f"; but ≥ {s['level']:g} already at {values_text(s['reached_earlier'])}, then a dip"
     if fit.ok:
         text += f"; logistic midpoint {fit.describe()}"
-    return text + f"; seeds {', '.join(map(str, s['seeds']))}"
+    text += f"; seeds {', '.join(map(str, s['seeds']))}"
+    if s["runs_finished"] < s["runs_planned"]:  # a verdict before every planned seed is in can still move
+        text += f" ({s['runs_finished']} of {s['runs_planned']} planned runs finished)"
+    return text
 
 
 SWAP_COLUMNS = ("value", "swap_heldout", "swap_in_training")  # all held-out pairs; swap held out; swap trained
