@@ -120,6 +120,12 @@ def top2_match(pattern: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch
     return ((top == a[:, None]).any(-1) & (top == b[:, None]).any(-1))
 
 
+def eq_attends_to_operands(eq_rows: torch.Tensor, task: TaskConfig) -> torch.Tensor:
+    """Bool [B]: the top 2 of each attention row from `=` are the query's two operand positions (measure 4)."""
+    lhs, rhs = (torch.full((eq_rows.shape[0],), position) for position in task.operand_positions)
+    return top2_match(eq_rows, lhs, rhs)
+
+
 def value_positions(batch: Batch, task: TaskConfig) -> torch.Tensor:
     """Bool [B, seq_len]: prefix positions holding an assigned value (a number right after a variable)."""
     vocab = Vocab(task)
@@ -139,8 +145,7 @@ def activation_measures(model: AssignAddTransformer, batch: Batch, with_probe: b
     p1, p2, resid = out.pattern1.float().cpu(), out.pattern2.float().cpu(), out.resid_mid0.float().cpu()
     qtype_vars = (batch.lhs_var >= 0).long() + (batch.rhs_var >= 0).long()
     few_vars = qtype_vars <= 1
-    lhs_pos, rhs_pos = (torch.full_like(batch.lhs_src, p) for p in task.operand_positions)
-    m4 = top2_match(p1[few_vars, -1], lhs_pos[few_vars], rhs_pos[few_vars]).float().mean()
+    m4 = eq_attends_to_operands(p1[few_vars, -1], task).float().mean()
 
     values = value_positions(batch, task)
     rows, cols = torch.nonzero(values, as_tuple=True)

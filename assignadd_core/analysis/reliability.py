@@ -157,7 +157,7 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
     model that attends to the operands only when both are numbers scores exactly the 0-var share of its batch."""
     import torch
     from ..data import eval_pools
-    from ..measures import top2_match
+    from ..measures import eq_attends_to_operands
     task = model.config.task
     lhs_at, rhs_at = task.operand_positions
     table = []
@@ -165,11 +165,10 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
         for name in pools:
             batch = eval_pools(task)[name][:rows]
             eq = model.fused_forward(batch.tokens.to(model.W_E.device)).pattern1[:, -1].float().cpu()
-            lhs, rhs = torch.full_like(batch.lhs_src, lhs_at), torch.full_like(batch.rhs_src, rhs_at)
             top = eq.argmax(-1)
             var_pos = torch.where(batch.lhs_var >= 0, lhs_at, torch.where(batch.rhs_var >= 0, rhs_at, -1))
             lit_pos = torch.where(batch.lhs_var >= 0, rhs_at, torch.where(batch.rhs_var >= 0, lhs_at, -1))
-            table.append({"pool": name, "top 2 = both operands": float(top2_match(eq, lhs, rhs).float().mean()),
+            table.append({"pool": name, "top 2 = both operands": float(eq_attends_to_operands(eq, task).float().mean()),
                           "top 1 = variable operand": float((top == var_pos).float().mean()),
                           "top 1 = literal operand": float((top == lit_pos).float().mean()),
                           "n": int(len(batch))})
