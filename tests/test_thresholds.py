@@ -389,3 +389,36 @@ def test_swap_control_of_records_that_never_had_the_columns():
     finished = pd.DataFrame({"train_fraction": [0.3, 0.6], "seed": [42, 43], "value": [0.5, 0.9]})
     control = swap_control(finished, "train_fraction")
     assert len(control["table"]) == 0 and control["missing"]["seed"].tolist() == [42, 43]
+
+
+def test_coverage_or_frequency_reads_the_crossing_of_each_sweep_on_the_runs_that_learned_variables():
+    """A pool that needs coverage: with every pair covered it is right from the smallest r, with rows kept
+    only from r = 0.3; a run that never learned variable assignment (1var_train 0.6) and a seed only one
+    sweep has are left out of both curves."""
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import coverage_or_frequency
+    r = [0.01, 0.1, 0.3, 0.6]
+    rows = pd.DataFrame({"two_var_rate": r + [0.6, 0.1], "seed": [42] * 5 + [43],
+                         "1var_train": [1.0, 1.0, 1.0, 0.6, 1.0, 1.0], "pool": [0.3, 0.7, 0.95, 0.4, 0.97, 0.99]})
+    share = pd.DataFrame({"two_var_rate": r, "seed": [42] * 4, "1var_train": [1.0] * 4,
+                          "pool": [0.92, 0.95, 0.96, 0.97]})
+    result = coverage_or_frequency(rows, share, "two_var_rate", "pool")
+    assert result["seeds"] == [42] and result["answer"] == "coverage"
+    assert (result["rows"].value, result["rows"].below) == (0.3, 0.1) and result["share"].below is None
+    table = result["table"].set_index("two_var_rate")
+    assert table.loc[0.6, "rows"] == 0.97  # the unlearned seed-42 run at 0.6 is dropped, seed 43 is not shared
+    assert table.loc[0.01, "share - rows"] == pytest.approx(0.62)
+
+
+@pytest.mark.parametrize("share_pool, answer", [([0.3, 0.7, 0.95, 0.97], "frequency"),
+                                                ([0.3, 0.7, 0.85, 0.97], "neither"),
+                                                ([0.3, 0.7, 0.95, 0.5], "undecided")])
+def test_coverage_or_frequency_answers(share_pool, answer):
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import coverage_or_frequency
+    r = [0.01, 0.1, 0.3, 0.6]
+    rows = pd.DataFrame({"two_var_rate": r, "seed": [42] * 4, "1var_train": [1.0] * 4, "pool": [0.3, 0.7, 0.95, 0.97]})
+    share = rows.assign(pool=share_pool)
+    assert coverage_or_frequency(rows, share, "two_var_rate", "pool")["answer"] == answer

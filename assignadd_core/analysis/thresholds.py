@@ -237,3 +237,28 @@ def swap_control(finished, field: str, level: float = 0.9) -> dict:
     crossings = {column: crossing(table[field], table[column], level) for column in SWAP_COLUMNS}
     missing = finished[~has][[field, "seed"]].reset_index(drop=True)
     return {"table": table, "crossings": crossings, "missing": missing}
+
+
+def coverage_or_frequency(rows, share, field: str, pool: str, level: float = 0.9) -> dict:
+    """Does a 2-var pool's threshold in r come from which pairs 2-var queries cover, or from how often
+    2-var queries come? Compares the paper's r sweep (`rows`: r keeps 2-var rows, so it sets both) with
+    the ablation (`share`: r scales the 2-var share only, every pair covered), on the seeds both have and
+    the runs that learned variable assignment (`1var_train` at the level; the others fail every 2-var pool
+    whatever r). Returns {"table": per value, both means and their difference, "rows"/"share": the
+    crossings, "seeds", "answer"}. The answer: "coverage" when the pool reaches the level at a smaller
+    r with every pair covered, "frequency" when both cross at the same r, "neither" when the ablation
+    crosses later, "undecided" when a curve never stays at the level."""
+    import pandas as pd
+    seeds = sorted(set(rows["seed"]) & set(share["seed"]))
+    kept = {name: frame[frame["seed"].isin(seeds) & (frame["1var_train"] >= level)]
+            for name, frame in (("rows", rows), ("share", share))}
+    means = {name: pd.Series(*reversed(mean_curve(frame[field], frame[pool]))) for name, frame in kept.items()}
+    table = pd.DataFrame({field: sorted(set(means["rows"].index) | set(means["share"].index))})
+    for name in ("rows", "share"):
+        table[name] = table[field].map(means[name])
+    table["share - rows"] = table["share"] - table["rows"]
+    found = {name: crossing(frame[field], frame[pool], level) for name, frame in kept.items()}
+    r_rows, r_share = found["rows"].value, found["share"].value
+    answer = ("undecided" if r_rows is None or r_share is None else "coverage" if r_share < r_rows
+              else "frequency" if r_share == r_rows else "neither")
+    return {"table": table, "rows": found["rows"], "share": found["share"], "seeds": seeds, "answer": answer}
