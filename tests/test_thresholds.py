@@ -422,3 +422,22 @@ def test_coverage_or_frequency_answers(share_pool, answer):
     rows = pd.DataFrame({"two_var_rate": r, "seed": [42] * 4, "1var_train": [1.0] * 4, "pool": [0.3, 0.7, 0.95, 0.97]})
     share = rows.assign(pool=share_pool)
     assert coverage_or_frequency(rows, share, "two_var_rate", "pool")["answer"] == answer
+
+
+def test_coverage_or_frequency_keeps_runs_at_the_level_lists_every_value_and_uses_the_level_given():
+    """1var_train exactly at the level counts as learned; a value only one sweep measured stays in the table
+    (with a gap for the other); the crossings use the level passed, not 0.9."""
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import coverage_or_frequency
+    rows = pd.DataFrame({"two_var_rate": [0.01, 0.1, 0.3], "seed": [42] * 3, "1var_train": [0.95, 0.95, 0.95],
+                         "pool": [0.5, 0.93, 0.97]})
+    share = pd.DataFrame({"two_var_rate": [0.01, 0.1, 0.3, 0.8], "seed": [42] * 4,
+                          "1var_train": [0.95, 0.95, 0.95, 0.95], "pool": [0.5, 0.96, 0.97, 0.98]})
+    result = coverage_or_frequency(rows, share, "two_var_rate", "pool", level=0.95)
+    assert result["table"]["two_var_rate"].tolist() == [0.01, 0.1, 0.3, 0.8]
+    assert math.isnan(result["table"].set_index("two_var_rate").loc[0.8, "rows"])
+    assert result["rows"].value == 0.3 and result["share"].value == 0.1 and result["answer"] == "coverage"
+    assert coverage_or_frequency(rows, share, "two_var_rate", "pool")["answer"] == "frequency"  # at 0.9: both 0.1
+    at_level = rows.assign(**{"1var_train": [0.9, 0.9, 0.9]})
+    assert len(coverage_or_frequency(at_level, share, "two_var_rate", "pool")["table"].dropna()) == 3
