@@ -29,6 +29,8 @@ def _real(value: Any) -> float:
 
 
 TWO_VAR_RULES = ("paper_rows", "ablation_share_only")
+# How the training step runs (not a setting of the run: it never enters the config or its hash)
+COMPILE_CHOICES = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,9 @@ class TrainConfig:
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
-    seed: int = 42
+    seed: int = 42  # the run's seed: initialization and data order, unless one of the two below is set
+    init_seed: int | None = None  # seeds the initial weights instead of `seed` (None: `seed`)
+    data_seed: int | None = None  # seeds the training stream instead of `seed` (None: `seed`)
     bf16: bool = False  # bf16 autocast (what the authors used on GPU); fp32 by default on CPU
     eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
     probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
@@ -148,7 +152,23 @@ class TrainConfig:
         _require(_real(self.eps) > 0, f"eps must be > 0, got {self.eps!r}")
         _require(isinstance(self.seed, int) and not isinstance(self.seed, bool),
                  f"seed must be an integer, got {self.seed!r}")
+        for name in ("init_seed", "data_seed"):
+            value = getattr(self, name)
+            _require(value is None or (isinstance(value, int) and not isinstance(value, bool)),
+                     f"{name} must be an integer (or unset, to follow seed), got {value!r}")
+            if value == self.seed:  # the same run as leaving it unset: one config, one hash
+                object.__setattr__(self, name, None)
         _require(isinstance(self.bf16, bool), f"bf16 must be true or false, got {self.bf16!r}")
+
+    @property
+    def weights_seed(self) -> int:
+        """The seed of the initial weights."""
+        return self.seed if self.init_seed is None else self.init_seed
+
+    @property
+    def stream_seed(self) -> int:
+        """The seed of the training stream (which rows, prefixes and order each step sees)."""
+        return self.seed if self.data_seed is None else self.data_seed
 
 
 @dataclass(frozen=True)
@@ -196,11 +216,20 @@ class RunConfig:
         return RunConfig.from_dict(data)
 
     def hash(self) -> str:
-        """Stable 12-hex-digit hash of every setting that changes results (eval cadence included)."""
+        """Stable 12-hex-digit hash of every setting that changes results (eval cadence included).
+
+        A field added after runs were committed counts only when set away from its default
+        (`ADDED_LATER`), so every earlier run keeps its hash and its folder."""
         data = self.to_dict()
+        for (section, name), default in ADDED_LATER.items():
+            if data[section][name] == default:
+                del data[section][name]
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
+
+# Fields added after runs were committed, with the default that reproduces those runs.
+ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None}
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 

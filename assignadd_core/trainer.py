@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_torch_dict, load_weights_into,
                          save_model, save_torch_dict)
-from .config import ConfigError, RunConfig
+from .config import COMPILE_CHOICES, ConfigError, RunConfig
 from .data import POOL_NAMES, TrainStream, make_split
 from .evaluation import evaluate, pool_accuracies
 from .measures import MEASURE_NAMES, all_measures
@@ -89,7 +89,7 @@ def use_bf16(config: RunConfig, device: torch.device) -> bool:
 
 def new_model(config: RunConfig) -> AssignAddTransformer:
     model = AssignAddTransformer(config)
-    model.init_weights(torch.Generator().manual_seed(config.train.seed))
+    model.init_weights(torch.Generator().manual_seed(config.train.weights_seed))
     return model
 
 
@@ -105,15 +105,79 @@ def autocast_context(config: RunConfig, device: torch.device, bf16: bool | None 
     return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
 
 
-def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device,
-               bf16: bool | None = None) -> float:
+def fused_loss(model, tokens, answers, config: RunConfig, device: torch.device, bf16: bool | None = None):
+    """The training loss: cross-entropy of the fused logits at `=` (bf16 autocast inside, if asked)."""
     with autocast_context(config, device, bf16):
         logits = model.fused_logits(tokens)
-    loss = F.cross_entropy(logits.float(), answers)
+    return F.cross_entropy(logits.float(), answers)
+
+
+def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device,
+               bf16: bool | None = None) -> float:
+    """One eager optimizer step (the reference every faster path is tested against)."""
+    loss = fused_loss(model, tokens, answers, config, device, bf16)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
     return loss.item()
+
+
+COMPILE_MIN_STEPS = 2_000  # below this, compiling (a few seconds, ~20 s with a cold cache) costs more than it saves
+
+
+def compile_wanted(setting: str, device: torch.device, steps: int) -> bool:
+    """Whether to compile the training step. 'auto': on a CPU at one thread, for a run of at least
+    `COMPILE_MIN_STEPS` steps: there `torch.compile` made the fused step about 1.5x faster (about 4 ms a step,
+    benchmarks/train_step.py); at two threads it was slower, and it has not been measured on a GPU, so there
+    'auto' stays eager."""
+    if setting not in COMPILE_CHOICES:
+        raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {setting!r}")
+    if setting == "auto":
+        return device.type == "cpu" and torch.get_num_threads() == 1 and steps >= COMPILE_MIN_STEPS
+    return setting == "on"
+
+
+class TrainingStep:
+    """`step(tokens, answers) -> loss`: one AdamW step on the fused loss, eager or through `torch.compile`.
+
+    Compiling changes no setting of the run: same parameters, optimizer, stream and config hash, so a run
+    resumes across a compiled and an eager process. The compiled loss differs from the eager one only in
+    floating-point rounding (tests bound logits and gradients). Where compilation is unavailable or fails,
+    the step falls back to eager with one line on stderr and stays eager."""
+
+    def __init__(self, model, optimizer, config: RunConfig, device: torch.device, bf16: bool, compiled: bool):
+        self.model, self.optimizer, self.config, self.device, self.bf16 = model, optimizer, config, device, bf16
+        self._compiled_loss = None
+        if compiled:
+            try:
+                self._compiled_loss = torch.compile(self._loss)
+            except Exception as err:  # noqa: BLE001  (e.g. a platform torch.compile does not support)
+                self._fall_back(err)
+
+    @property
+    def compiled(self) -> bool:
+        return self._compiled_loss is not None
+
+    def _loss(self, tokens, answers):
+        return fused_loss(self.model, tokens, answers, self.config, self.device, self.bf16)
+
+    def _fall_back(self, err: BaseException) -> None:
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        print(f"warning: torch.compile is unavailable here ({type(err).__name__}: {first}); training eager",
+              file=sys.stderr)
+        self._compiled_loss = None
+
+    def __call__(self, tokens, answers) -> float:
+        if self._compiled_loss is not None:
+            try:  # compilation happens at the first forward and backward; nothing is applied before step()
+                loss = self._compiled_loss(tokens, answers)
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                self.optimizer.step()
+                return loss.item()
+            except Exception as err:  # noqa: BLE001
+                self._fall_back(err)
+        return train_step(self.model, self.optimizer, tokens, answers, self.config, self.device, self.bf16)
 
 
 # ---------------------------------------------------------------------------- resume state
@@ -209,29 +273,34 @@ def environment_info(device: torch.device) -> dict:
 
 # ---------------------------------------------------------------------------- the loop
 def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool = True,
-          keep_checkpoints: str = "all") -> Run:
+          keep_checkpoints: str = "all", compile: str = "auto") -> Run:
     """Train (or resume) the run in `run_dir`; returns the finished Run.
 
-    Gradients are switched on here, so a caller that disabled them globally (an analysis notebook)
-    can still train a missing run. Raises BusyError at once when another process trains this run."""
+    `compile` ('auto', 'on', 'off'; see `compile_wanted`) only changes how fast the steps run, never the
+    run's config or hash; final.json records it. Gradients are switched on here, so a caller that disabled
+    them globally (an analysis notebook) can still train a missing run. Raises BusyError at once when another
+    process trains this run."""
     with torch.enable_grad():
-        return _train(config, run_dir, device, progress, keep_checkpoints)
+        return _train(config, run_dir, device, progress, keep_checkpoints, compile)
 
 
-def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_checkpoints: str) -> Run:
+def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_checkpoints: str,
+           compile: str) -> Run:
     if keep_checkpoints not in KEEP_CHOICES:
         raise ConfigError(f"keep_checkpoints must be one of {KEEP_CHOICES}, got {keep_checkpoints!r}")
     dev = resolve_device(device)
+    compiled = compile_wanted(compile, dev, config.train.steps)
     make_split(config.task)  # refuse a bad split before creating anything on disk
     run = Run(run_dir)
     if run.exists() and run.config != config:
         raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
     run.path.mkdir(parents=True, exist_ok=True)
     with run.writer_lock():  # a second process on this run stops here, naming the first
-        return _train_locked(config, run, dev, progress, keep_checkpoints)
+        return _train_locked(config, run, dev, progress, keep_checkpoints, compile, compiled)
 
 
-def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool, keep_checkpoints: str) -> Run:
+def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool, keep_checkpoints: str,
+                  compile: str, compiled: bool) -> Run:
     if run.exists():
         if run.config != config:
             raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
@@ -242,12 +311,15 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
     bf16 = use_bf16(config, dev)
     model = new_model(config).to(dev)
     optimizer = make_optimizer(model, config)
-    state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0, "bf16_steps": 0}
+    state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0, "bf16_steps": 0,
+                                                          "compiled_steps": 0}
     start, elapsed = state["step"], state["elapsed_s"]
     # steps trained under bf16 so far (a state saved before this was counted: as the config asked)
     bf16_steps = state.get("bf16_steps", start if config.train.bf16 else 0)
+    compiled_steps = state.get("compiled_steps", 0)  # a state saved before compiling existed: all eager
+    step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled)
     truncate_metrics(run.metrics_path, start)
-    stream = TrainStream(config.task, config.train.batch_size, config.train.seed)
+    stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
     loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
 
     bar = tqdm(total=config.train.steps, initial=start, disable=not progress, desc=run.name,
@@ -257,11 +329,12 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
     try:
         for step in range(start + 1, config.train.steps + 1):
             tokens, answers = stream.batch(step)
-            loss = train_step(model, optimizer, tokens.to(dev), answers.to(dev), config, dev, bf16)
+            loss = step_fn(tokens.to(dev), answers.to(dev))
             if not math.isfinite(loss):
                 raise FloatingPointError(f"training loss became {loss} at step {step}; lower lr or disable bf16")
             loss_sum, loss_count = loss_sum + loss, loss_count + 1
             bf16_steps += bf16
+            compiled_steps += step_fn.compiled
             bar.update(1)
             if is_eval_step(step, config):
                 model.eval()
@@ -277,7 +350,8 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
                     run.checkpoint_dir.mkdir(exist_ok=True)
                     save_model(model, run.checkpoint_path(step))
                 loss_sum, loss_count = 0.0, 0
-                save_resume_state(run, model, optimizer, step, {"elapsed_s": elapsed, "bf16_steps": bf16_steps})
+                save_resume_state(run, model, optimizer, step, {"elapsed_s": elapsed, "bf16_steps": bf16_steps,
+                                                                "compiled_steps": compiled_steps})
                 bar.set_postfix(loss=f"{row['loss']:.3f}", v1=f"{row['1var_train']:.2f}",
                                 v2=f"{row['2var_train']:.2f}", refresh=False)
     except KeyboardInterrupt:
@@ -292,6 +366,7 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
     save_model(model, run.model_path)
     results = evaluate(model)
     final = {"steps": config.train.steps, "exact": results["exact"], "pools": results["pools"],
-             "wall_time_s": round(elapsed, 1), **environment, "bf16_used": bf16_steps > 0, "bf16_steps": bf16_steps}
+             "wall_time_s": round(elapsed, 1), **environment, "bf16_used": bf16_steps > 0, "bf16_steps": bf16_steps,
+             "compiled": compiled_steps > 0, "compiled_steps": compiled_steps, "compile": compile}
     atomic_write_text(run.final_path, json.dumps(final, indent=2) + "\n")
     return run

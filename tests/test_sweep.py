@@ -1,6 +1,7 @@
 """Sweep runner: grids, results files, resume, and both executors on a tiny grid."""
 import json
 
+import pandas as pd
 import pytest
 
 from assignadd_core import trainer
@@ -83,6 +84,9 @@ def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
         assert set(record["pools"]) == set(POOL_NAMES)
         assert record["device"] == "cpu" and record["threads"] == 1 and record["wall_time_s"] > 0 and record["torch"]
         assert not (tmp_path / "scratch" / record["key"] / "resume").exists()  # optimizer state dropped
+        assert record["compiled"] is False and record["compile"] == "auto"  # the mode is recorded
+        kept = pd.read_csv(tmp_path / "tiny" / f"{record['key']}.csv")  # the metrics table is kept (committed)
+        assert kept["step"].tolist() == [1, 11, 21, 30] and set(POOL_NAMES) <= set(kept.columns)
     frame = results_frame(sweep, tmp_path)
     assert list(frame["train_fraction"]) == [0.05, 0.6, 0.9]
     assert (tmp_path / "tiny.csv").read_text().count("\n") == 4
@@ -146,14 +150,20 @@ def test_ray_executor_matches_the_local_one(tmp_path):
 def test_cli_lists_and_reports_status(tmp_path, capsys):
     assert main(["sweep", "list"]) == 0
     out = capsys.readouterr().out
-    assert "f_sweep: 20 values 0.0616..0.99" in out and "r_sweep: 20 values 0.01..0.99" in out
+    assert "f_sweep: task.train_fraction: 20 values 0.0616..0.99" in out
+    assert "r_sweep: task.two_var_rate: 20 values 0.01..0.99" in out
+    assert "composition_seeds: no grid × seeds [42, 43," in out
     assert main(["sweep", "status", "r_sweep", "--seeds", "42", "43", "--root", str(tmp_path)]) == 0
     assert "r_sweep: 40 pending" in capsys.readouterr().out
     assert main(["sweep", "run", "g_sweep", "--root", str(tmp_path)]) == 2
     assert "unknown sweep" in capsys.readouterr().err
     for bad, message in ((["--steps", "0"], "steps must be"), (["--steps", "-5"], "steps must be"),
-                         (["--points", "0"], "points must lie"), (["--workers", "0"], "workers must be")):
+                         (["--points", "0"], "points must lie"), (["--workers", "0"], "workers must be"),
+                         (["--values", "0.2"], "not a value of r_sweep's grid")):
         # refused before any run starts (a 0 used to fall back to the default; -5 used to fail every point)
         assert main(["sweep", "run", "r_sweep", "--root", str(tmp_path), *bad]) == 2
         assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse's own one-line refusal
+        main(["sweep", "run", "r_sweep", "--root", str(tmp_path), "--compile", "maybe"])
+    assert "invalid choice: 'maybe'" in capsys.readouterr().err
     assert not list(tmp_path.glob("*.jsonl"))

@@ -68,7 +68,7 @@ def qk2_gradient(model: AssignAddTransformer, tokens: torch.Tensor, answers: tor
 def training_batch(model: AssignAddTransformer, step: int, n_batches: int = 2) -> tuple[torch.Tensor, torch.Tensor]:
     """The training batches of steps step+1 .. step+n_batches: what the optimizer sees next."""
     cfg = model.config
-    stream = TrainStream(cfg.task, cfg.train.batch_size, cfg.train.seed)
+    stream = TrainStream(cfg.task, cfg.train.batch_size, cfg.train.stream_seed)
     parts = [stream.batch(s) for s in range(step + 1, step + 1 + n_batches)]
     return torch.cat([t for t, _ in parts]), torch.cat([a for _, a in parts])
 

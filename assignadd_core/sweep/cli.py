@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..config import COMPILE_CHOICES
 from ..locks import BusyError
 from ..threads import set_threads
 from .driver import annotate, run_sweep
@@ -20,6 +21,8 @@ def _resolve(args: argparse.Namespace) -> Sweep:
         sweep = sweep.with_seeds(args.seeds)
     if getattr(args, "points", None) is not None:
         sweep = sweep.subset(args.points)
+    if getattr(args, "values", None) is not None:
+        sweep = sweep.with_values(args.values)
     if getattr(args, "steps", None) is not None:
         sweep = sweep.with_steps(args.steps)
     return sweep
@@ -29,7 +32,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sweep = _resolve(args)
     counts = run_sweep(sweep, root=args.root, executor=args.executor, workers=args.workers, threads=args.threads,
                        device=args.device, address=args.address, gpus_per_run=args.gpus_per_run,
-                       progress=not args.no_progress, work_dir=args.work_dir)
+                       progress=not args.no_progress, work_dir=args.work_dir, compile=args.compile)
     print(f"{sweep.name}: {counts['done']} done, {counts['failed']} failed, {counts['error']} errors,"
           f" {counts['skipped']} already finished; results in {results_path(sweep, args.root)}")
     return 1 if counts["error"] else 0
@@ -64,9 +67,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     for name, sweep in SWEEPS.items():
-        values = next(iter(sweep.grid.values()))
-        print(f"{name}: {len(values)} values {values[0]:g}..{values[-1]:g} × seeds {list(sweep.seeds)};"
-              f" {sweep.description}; base {sweep.base}")
+        grid = "; ".join(f"{k}: {len(v)} values {v[0]:g}..{v[-1]:g}" for k, v in sweep.grid.items()) or "no grid"
+        print(f"{name}: {grid} × seeds {list(sweep.seeds)}; {sweep.description}; base {sweep.base}")
     return 0
 
 
@@ -82,7 +84,10 @@ def register_cli(subparsers) -> None:
                            help="train seeds (default: the sweep's own, 42 and 43); finished ones are skipped")
         p.add_argument("--points", type=int, help="only this many grid values, evenly spaced (a smaller sweep,"
                                                   " stored under its own name)")
-        p.add_argument("--steps", type=int, help="training steps per run (default the paper's 30,000; another"
+        p.add_argument("--values", type=float, nargs="+",
+                       help="only these grid values (each must be one of the grid's, within 1e-3); same sweep and"
+                            " results file")
+        p.add_argument("--steps", type=int, help="training steps per run (default the sweep's own; another"
                                                  " value is stored under its own name)")
         p.add_argument("--root", type=Path, default=None, help="results folder (default runs/sweeps)")
 
@@ -98,6 +103,9 @@ def register_cli(subparsers) -> None:
                      help="scratch run folders (default <root>/scratch); on a cluster, a shared folder lets any node"
                           " resume an interrupted run")
     run.add_argument("--gpus-per-run", type=float, default=None, help="ray: GPUs per run (default 1 with cuda)")
+    run.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
+                     help="torch.compile each run's training step ('auto', default: at one thread on a CPU, where it"
+                          " is faster); results are recorded with the mode")
     run.add_argument("--no-progress", action="store_true")
     run.set_defaults(func=cmd_run)
 

@@ -7,11 +7,12 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..config import ConfigError
+from ..config import COMPILE_CHOICES, ConfigError
 from ..runs import Run
 from .executors import EXECUTORS, _local, _ray
 from .grid import Sweep, coarse_to_fine
-from .store import append_record, driver_lock, latest_records, results_path, scratch_dir, write_csv
+from .store import (append_record, driver_lock, latest_records, metric_value, metrics_dir, results_path, scratch_dir,
+                    write_csv)
 from .worker import run_controls
 
 FINISHED = ("done", "failed")
@@ -19,10 +20,13 @@ FINISHED = ("done", "failed")
 
 def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", workers: int | None = None,
               threads: int | None = 1, device: str = "cpu", address: str | None = None,
-              gpus_per_run: float | None = None, progress: bool = True, work_dir: Path | None = None) -> dict:
+              gpus_per_run: float | None = None, progress: bool = True, work_dir: Path | None = None,
+              compile: str = "auto") -> dict:
     """Run every unfinished point of `sweep`; returns counts {"done", "failed", "error", "skipped"}.
 
     Raises BusyError at once when another driver runs this sweep."""
+    if compile not in COMPILE_CHOICES:
+        raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {compile!r}")
     if executor not in EXECUTORS:
         raise ConfigError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if threads is not None and threads < 1:
@@ -40,11 +44,13 @@ def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", w
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
     with driver_lock(sweep, root):  # what is left to run is read under the lock
-        return _drive(sweep, root, executor, workers, threads, device, address, gpus_per_run, progress, work_dir)
+        return _drive(sweep, root, executor, workers, threads, device, address, gpus_per_run, progress, work_dir,
+                      compile)
 
 
 def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads: int | None, device: str,
-           address: str | None, gpus_per_run: float | None, progress: bool, work_dir: Path | None) -> dict:
+           address: str | None, gpus_per_run: float | None, progress: bool, work_dir: Path | None,
+           compile: str) -> dict:
     path = results_path(sweep, root)
     work = scratch_dir(root, work_dir)
     latest = latest_records(path)
@@ -56,7 +62,8 @@ def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads
     todo = [p for k, p in points.items() if latest.get(k, {}).get("status") not in FINISHED]
     counts = {"done": 0, "failed": 0, "error": 0, "skipped": len(points) - len(todo)}
     tasks = [{"key": p.key, "overrides": p.overrides, "work_dir": str(work.resolve()), "device": device,
-              "threads": threads} for p in todo]
+              "threads": threads, "compile": compile, "metrics_dir": str(metrics_dir(sweep, root).resolve())}
+             for p in todo]
     if not tasks:
         write_csv(sweep, root)
         return counts
@@ -74,7 +81,7 @@ def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads
             point = points[record["key"]]
             record.update(sweep=sweep.name, params=point.params, seed=point.seed, metric=sweep.metric,
                           params_bare={k.rsplit(".", 1)[-1]: v for k, v in point.params.items()},
-                          value=record.get("exact", {}).get(sweep.metric))
+                          value=metric_value(record, sweep.metric))
             append_record(path, record)
             write_csv(sweep, root)
             counts[record["status"]] += 1

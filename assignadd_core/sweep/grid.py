@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 
 from ..config import ConfigError, RunConfig, resolve_key
-from ..data import EXACT_NAMES
+from ..data import EXACT_NAMES, POOL_NAMES
+
+METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set or a pool (final accuracy)
 
 
 @dataclass(frozen=True)
@@ -18,8 +20,8 @@ class Sweep:
     """A grid over config fields (cartesian product of `grid`) × `seeds`, on top of `base` overrides."""
 
     name: str
-    grid: dict[str, tuple]  # dotted config key -> values
-    metric: str  # the exact set that measures success (an EXACT_NAMES entry)
+    grid: dict[str, tuple]  # dotted config key -> values (empty: the seeds are the only axis)
+    metric: str  # what measures success: an exact set or a pool, read at the end of training
     base: dict[str, Any] = field(default_factory=dict)  # overrides of the paper config shared by all runs
     seeds: tuple[int, ...] = (42,)  # train.seed; the split (task.split_seed) stays fixed
     description: str = ""
@@ -30,11 +32,13 @@ class Sweep:
     @property
     def swept_field(self) -> str:
         """The swept field's bare name (a one-field grid), as in the CSV and the status table."""
+        if len(self.grid) != 1:
+            raise ConfigError(f"sweep {self.name} has {len(self.grid)} grid fields, not one")
         return self.fields[0]
 
     def __post_init__(self) -> None:
-        if self.metric not in EXACT_NAMES:
-            raise ConfigError(f"sweep metric must be one of {EXACT_NAMES}, got {self.metric!r}")
+        if self.metric not in METRICS:
+            raise ConfigError(f"sweep metric must be one of {METRICS}, got {self.metric!r}")
         for key in [*self.grid, *self.base]:
             resolve_key(key)  # raises on an unknown config key
         if not self.seeds:
@@ -66,6 +70,25 @@ class Sweep:
             index = np.unique(np.linspace(0, len(values) - 1, n_points).round().astype(int))
             grid[key] = tuple(values[i] for i in index)
         return replace(self, name=f"{self.name}-p{n_points}", grid=grid)
+
+    def with_values(self, values) -> "Sweep":
+        """Only these values of a one-field grid (each matched to the nearest grid value within 1e-3, so the
+        points keep the grid's hashes and results); the name is kept: they are points of this sweep."""
+        field_key, grid_values = self.swept_key, self.grid[self.swept_key]
+        chosen = []
+        for value in values:
+            nearest = min(grid_values, key=lambda g: abs(g - float(value)))
+            if abs(nearest - float(value)) > 1e-3:
+                raise ConfigError(f"{self.swept_field}={value:g} is not a value of {self.name}'s grid"
+                                  f" ({', '.join(f'{g:g}' for g in grid_values)})")
+            chosen.append(nearest)
+        return replace(self, grid={field_key: tuple(g for g in grid_values if g in chosen)})
+
+    @property
+    def swept_key(self) -> str:
+        """The swept field's dotted key (a one-field grid)."""
+        self.swept_field  # noqa: B018  (raises for a grid of another size)
+        return next(iter(self.grid))
 
     def with_steps(self, steps: int) -> "Sweep":
         if self.base.get("train.steps") == steps:
@@ -124,6 +147,12 @@ def evenly_spaced(lo: float, hi: float, n: int) -> tuple[float, ...]:
 
 
 PAPER_SWEEP_STEPS = 30_000  # the paper's sweep runs (book/protocol.md, "Training")
+# Long enough to decide whether a run of the paper's configuration composes: of the ten 40,000-step seeds,
+# every one that learned variable assignment passed 0.9 on 1-var train by step 5,701 (42: 2,701 ... 49:
+# 5,701), and none of the five that had not by 40,000 did so by 120,000. 12,000 steps is twice the latest.
+DECIDE_STEPS = 12_000
+COMPOSITION_BASE = {"train.steps": DECIDE_STEPS}  # eval every 100 steps, as the main runs: the jump's step
+FACTORIAL_SEEDS = (42, 44, 49, 50, 43, 45, 46, 47)  # four seeds that composed at 40,000 steps, four that did not
 # Only the final numbers count in a sweep, and evaluating never changes training (the data stream is
 # a function of seed and step), so pools and measures are logged every 1,000 steps instead of 100:
 # the same results for ~15 % less compute.
@@ -146,6 +175,20 @@ SWEEPS = {
         description="ablation, not the paper's: r scales only the 2-var share, every pair stays in 2-var queries;"
                     " metric: 2-var union exact",
         x_label="2-var rate r (share only)", metric_label="2-var union exact accuracy"),
+    # The composition study: does a run of the paper's configuration learn variable assignment?
+    "composition_seeds": Sweep(
+        "composition_seeds", {}, metric="1var_train", base=COMPOSITION_BASE, seeds=tuple(range(42, 74)),
+        description="the paper's configuration, 32 seeds, 12,000 steps: the share of runs that compose",
+        metric_label="1-var train accuracy"),
+    "composition_factorial": Sweep(
+        "composition_factorial", {"train.init_seed": FACTORIAL_SEEDS}, metric="1var_train", base=COMPOSITION_BASE,
+        seeds=FACTORIAL_SEEDS, x_label="initialization seed", metric_label="1-var train accuracy",
+        description="initialization x data order: each seed's initial weights trained on each seed's stream"
+                    " (train.seed sets the data order), 8 x 8 cells, 12,000 steps"),
+    "composition_bf16": Sweep(
+        "composition_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
+        seeds=tuple(range(42, 52)), metric_label="1-var train accuracy",
+        description="the ten main seeds again with bf16 autocast (the authors' precision), 12,000 steps"),
 }
 
 

@@ -31,6 +31,16 @@ def results_path(sweep: Sweep, root: Path | None = None) -> Path:
     return sweeps_dir(root) / f"{sweep.name}.jsonl"
 
 
+def metrics_dir(sweep: Sweep, root: Path | None = None) -> Path:
+    """<root>/<sweep>/: each finished point's metrics table, `<config hash>.csv` (committed, small)."""
+    return sweeps_dir(root) / sweep.name
+
+
+def metric_value(record: dict, metric: str) -> float | None:
+    """The record's final value of `metric`: an exact set, else a pool."""
+    return record.get("exact", {}).get(metric, record.get("pools", {}).get(metric))
+
+
 def driver_lock(sweep: Sweep, root: Path | None = None):
     """Context manager: this process is the sweep's only driver, or BusyError names the one that is."""
     return exclusive(sweeps_dir(root) / f".{sweep.name}.lock", f"sweep {sweep.name} ({results_path(sweep, root)})")
@@ -79,8 +89,8 @@ def flat_row(record: dict) -> dict:
         row[name] = record.get("pools", {}).get(name)
     for name in CONTROLS:
         row[name] = _control(record, name)
-    for name in ("wall_time_s", "run_time_s", "device", "device_name", "threads", "torch", "git_commit",
-                 "finished_at", "reason"):
+    for name in ("wall_time_s", "run_time_s", "device", "device_name", "threads", "compiled", "bf16_used", "torch",
+                 "git_commit", "finished_at", "reason"):
         row[name] = record.get(name)
     return row
 

@@ -12,14 +12,15 @@ from ..config import ConfigError, RunConfig
 from ..threads import set_threads
 from .store import CONTROLS
 
-RECORDED = ("device", "device_name", "threads", "omp_wait_policy", "bf16_used", "python", "torch",
-            "transformer_lens", "git_commit")  # copied from the run's final.json into its line
+RECORDED = ("device", "device_name", "threads", "omp_wait_policy", "bf16_used", "compiled", "compile", "python",
+            "torch", "transformer_lens", "git_commit")  # copied from the run's final.json into its line
 
 
 def run_point(task: dict) -> dict:
     """Train one point into its scratch folder (resuming if it was interrupted) and return its record.
 
-    `task`: {"key", "overrides", "work_dir", "device", "threads"}; plain data, so it travels to
+    `task`: {"key", "overrides", "work_dir", "device", "threads", and optionally "compile" and "metrics_dir"
+    (where the finished run's metrics table is copied, as <key>.csv)}; plain data, so it travels to
     process-pool workers and Ray tasks alike. Never raises: failures come back as records.
     """
     tic = time.perf_counter()
@@ -39,8 +40,12 @@ def run_point(task: dict) -> dict:
         work = Path(task["work_dir"]) / task["key"]
         run = Run(work)
         if not (run.is_complete() and run.exists() and run.config == config):
-            run = train(config, work, device=task.get("device", "cpu"), progress=False, keep_checkpoints="none")
+            run = train(config, work, device=task.get("device", "cpu"), progress=False, keep_checkpoints="none",
+                        compile=task.get("compile", "auto"))
         final = run.final()
+        if task.get("metrics_dir"):
+            Path(task["metrics_dir"]).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(run.metrics_path, Path(task["metrics_dir"]) / f"{task['key']}.csv")
         shutil.rmtree(run.resume_dir, ignore_errors=True)  # optimizer state: only needed while unfinished
         record.update(status="done", steps=final["steps"], exact=final["exact"], pools=final["pools"],
                       controls=run_controls(run), wall_time_s=final["wall_time_s"],
