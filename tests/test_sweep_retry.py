@@ -72,3 +72,37 @@ def test_a_worker_that_dies_is_an_error_not_a_crash(tmp_path):
     records = list(_local(tasks, workers=2, threads=1, work=die))
     assert sorted(r["key"] for r in records) == ["a", "b"]
     assert all(r["status"] == "error" and r["reason"].startswith("worker lost: BrokenProcessPool") for r in records)
+
+
+def test_a_ray_sweep_pointed_at_a_dead_address_stops_within_seconds_and_records_nothing(tmp_path, capsys):
+    """Ray itself retries a dead address for minutes, printing connection warnings."""
+    import socket
+    import time
+
+    from assignadd_core.cli import main
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    tic = time.perf_counter()
+    assert main(["sweep", "run", "r_sweep", "--executor", "ray", "--address", f"127.0.0.1:{port}",
+                 "--root", str(tmp_path)]) == 2
+    assert time.perf_counter() - tic < 15
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"no Ray cluster at 127.0.0.1:{port}" in err and "ray start --head" in err
+    assert not list(tmp_path.iterdir())  # nothing recorded, no lock left
+
+
+def test_an_address_that_answers_but_is_not_ray_times_out():
+    import socket
+    import threading
+
+    from assignadd_core.sweep.executors import ClusterError, check_ray_address
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    threading.Thread(target=lambda: server.accept(), daemon=True).start()
+    try:
+        with pytest.raises(ClusterError, match="no Ray cluster answered at .* within 3 s"):
+            check_ray_address(f"127.0.0.1:{server.getsockname()[1]}", timeout=3)
+    finally:
+        server.close()

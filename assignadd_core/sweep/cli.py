@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +11,7 @@ from ..config import COMPILE_CHOICES
 from ..locks import BusyError
 from ..threads import set_threads
 from .driver import annotate, run_sweep
-from .executors import EXECUTORS
+from .executors import EXECUTORS, ClusterError
 from .grid import SWEEPS, Sweep, get_sweep, point_label
 from .store import CONTROLS, driver_lock, grid_status, results_path, write_csv
 
@@ -30,9 +31,14 @@ def _resolve(args: argparse.Namespace) -> Sweep:
 
 def cmd_run(args: argparse.Namespace) -> int:
     sweep = _resolve(args)
-    counts = run_sweep(sweep, root=args.root, executor=args.executor, workers=args.workers, threads=args.threads,
-                       device=args.device, address=args.address, gpus_per_run=args.gpus_per_run,
-                       progress=not args.no_progress, work_dir=args.work_dir, compile=args.compile)
+    try:
+        counts = run_sweep(sweep, root=args.root, executor=args.executor, workers=args.workers,
+                           threads=args.threads, device=args.device, address=args.address,
+                           gpus_per_run=args.gpus_per_run,
+                           progress=not args.no_progress, work_dir=args.work_dir, compile=args.compile)
+    except ClusterError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     print(f"{sweep.name}: {counts['done']} done, {counts['failed']} failed, {counts['error']} errors,"
           f" {counts['skipped']} already finished; results in {results_path(sweep, args.root)}")
     return 1 if counts["error"] else 0

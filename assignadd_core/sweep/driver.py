@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..config import COMPILE_CHOICES, ConfigError
 from ..runs import Run
-from .executors import EXECUTORS, _local, _ray
+from .executors import EXECUTORS, _local, _ray, check_ray_address
 from .grid import Sweep, coarse_to_fine
 from .store import (append_record, driver_lock, latest_records, metric_value, metrics_dir, results_path, scratch_dir,
                     write_csv)
@@ -39,6 +39,8 @@ def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", w
         from ..trainer import DeviceError
         if not torch.cuda.is_available():
             raise DeviceError(f"--device {device}: torch sees no CUDA GPU on this machine; nothing was run")
+    if executor == "ray" and address:
+        check_ray_address(address)  # a dead address fails here in seconds, before anything is recorded
     if workers is None:
         workers = max(1, (os.cpu_count() or 1) // (threads or 1))
     if workers < 1:

@@ -3,6 +3,9 @@ in the order they finish; a worker that dies comes back as an "error" record."""
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -10,6 +13,41 @@ from ..threads import set_threads
 from .worker import run_point
 
 EXECUTORS = ("local", "ray")
+RAY_CONNECT_TIMEOUT_S = 10  # a cluster that answers at all answers well within this
+
+
+class ClusterError(RuntimeError):
+    """The Ray cluster named by --address cannot be reached (an environment problem; nothing was run)."""
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of 'HOST:PORT' or 'ray://HOST:PORT'; None for 'auto' and other forms Ray resolves itself."""
+    bare = address.split("://", 1)[-1]
+    host, sep, port = bare.rpartition(":")
+    return (host.strip("[]"), int(port)) if sep and host and port.isdigit() else None
+
+
+def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT_S) -> None:
+    """Raise ClusterError within about `timeout` seconds unless a Ray cluster answers at `address`.
+
+    `ray.init` retries a dead address for minutes, printing connection warnings; so first a plain TCP connect
+    (a closed port fails at once), then `ray.init` in a child process that is stopped after `timeout`."""
+    hint = ("check that the cluster is up there (`ray start --head` on that machine, `ray status` on it) and"
+            " that this machine can reach that port")
+    target = _host_port(address)
+    if target is not None:
+        try:
+            socket.create_connection(target, timeout=min(5.0, timeout)).close()
+        except OSError as err:
+            raise ClusterError(f"no Ray cluster at {address}: {err.strerror or err}; {hint}") from None
+    probe = f"import ray; ray.init(address={address!r}, logging_level='error', include_dashboard=False)"
+    try:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ClusterError(f"no Ray cluster answered at {address} within {timeout:.0f} s; {hint}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
+        raise ClusterError(f"could not join the Ray cluster at {address} ({last}); {hint}")
 
 
 def passive_wait(threads: int | None, workers: int) -> bool:
