@@ -123,9 +123,9 @@ class Point:
 
 def point_label(params: dict[str, Any], seed: int) -> str:
     """'train_fraction=0.6, seed 42': a point in words (also from a record's params and seed)."""
-    values = ", ".join(f"{k.rsplit('.', 1)[-1]}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                       for k, v in params.items())
-    return f"{values}, seed {seed}"
+    values = [f"{k.rsplit('.', 1)[-1]}={v:g}" if isinstance(v, float) else f"{k.rsplit('.', 1)[-1]}={v}"
+              for k, v in params.items()]
+    return ", ".join([*values, f"seed {seed}"])
 
 
 def coarse_to_fine(n: int) -> list[int]:
