@@ -32,8 +32,9 @@ from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_
                          save_model, save_torch_dict)
 from .config import COMPILE_CHOICES, ConfigError, RunConfig
 from .data import POOL_NAMES, TrainStream, make_split
-from .evaluation import evaluate, pool_accuracies
-from .measures import MEASURE_NAMES, all_measures
+from .evaluation import evaluate
+from .measures import MEASURE_NAMES
+from .quantities import LOGGED_VERSIONS, logged_row
 from .model import AssignAddTransformer
 from .rundir import Run
 
@@ -236,6 +237,22 @@ def truncate_metrics(path: Path, last_step: int) -> None:
     atomic_write_text(path, "".join(kept))
 
 
+LOGGED_VERSIONS_FILE = "metrics.json"  # the versions of the logged quantities metrics.csv was written with
+
+
+def check_logged_versions(run: Run, start: int) -> None:
+    """A fresh run records the versions of the quantities it logs; a resumed one must log the same ones
+    (a run written before versions were recorded logged version 1 of each)."""
+    path = run.path / LOGGED_VERSIONS_FILE
+    if start == 0 or not run.metrics_path.is_file():
+        atomic_write_text(path, json.dumps({"versions": LOGGED_VERSIONS}, sort_keys=True) + "\n")
+        return
+    written = json.loads(path.read_text())["versions"] if path.is_file() else {k: 1 for k in LOGGED_VERSIONS}
+    if written != LOGGED_VERSIONS:
+        raise ConfigError(f"{run.metrics_path} was logged with quantity versions {written}; this code logs"
+                          f" {LOGGED_VERSIONS}: train it into a new run folder")
+
+
 def append_metrics(path: Path, row: dict) -> None:
     new = not path.is_file()
     with open(path, "a", newline="") as handle:
@@ -319,6 +336,7 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
     compiled_steps = state.get("compiled_steps", 0)  # a state saved before compiling existed: all eager
     step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled)
     truncate_metrics(run.metrics_path, start)
+    check_logged_versions(run, start)
     stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
     loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
 
@@ -339,8 +357,8 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
             if is_eval_step(step, config):
                 model.eval()
                 with autocast_context(config, dev, bf16):
-                    row = {"step": step, "loss": loss_sum / loss_count, **pool_accuracies(model),
-                           **all_measures(model, with_probe=is_probe_step(step, config))}
+                    row = {"step": step, "loss": loss_sum / loss_count,
+                           **logged_row(model, step, with_probe=is_probe_step(step, config))}
                 model.train()
                 now = time.perf_counter()
                 elapsed, tic = elapsed + now - tic, now

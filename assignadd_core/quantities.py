@@ -1,0 +1,158 @@
+"""The named quantities of a checkpoint or a final model, each with a version: what `series` computes and caches.
+
+A quantity maps (model, step) to a few named floats. Its settings (pool rows, seeds, twin kind) are fixed
+here, not by a chapter's parameters, so a verdict read from a quantity cannot be moved by a profile. Change
+what a quantity computes and you raise its `version`: every cached value of the old version is then
+recomputed, never read. `logged` quantities are the ones the trainer writes into metrics.csv at every eval
+step (`logged_row`); the rest are computed on demand by `series.series` and cached beside the run.
+
+Where a new per-checkpoint number goes: a function in the analysis module of its topic (analysis/), and one
+`Quantity` here that calls it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from .data import EXACT_NAMES, POOL_NAMES, eval_pools
+from .evaluation import exact_accuracies, pool_accuracies
+from .measures import MEASURE_NAMES, all_measures
+from .model import AssignAddTransformer
+
+PROBE = MEASURE_NAMES[-1]  # measure 7, the linear probe: logged every `probe_every` steps only
+CAUSAL_ROWS = 400  # sequences per pool in the causal checks (ablation, relabel patch) of a final model
+TWIN_KIND, TWIN_SEED = "2var", 0  # C6's literal/variable twins
+
+
+@dataclass(frozen=True)
+class Quantity:
+    name: str
+    version: int
+    columns: tuple[str, ...]
+    compute: Callable[[AssignAddTransformer, int], dict[str, float]]  # (model in eval mode, step) -> values
+    description: str
+    logged: bool = False  # written by the trainer into metrics.csv at eval steps
+
+
+def _pools(model, step):
+    return pool_accuracies(model)
+
+
+def _measures(model, step):
+    values = all_measures(model, with_probe=False)
+    return {name: values[name] for name in MEASURE_NAMES[:-1]}
+
+
+def _probe(model, step):
+    return {PROBE: all_measures(model, with_probe=True)[PROBE]}
+
+
+def _exact(model, step):
+    return exact_accuracies(model)
+
+
+def _swap_control(model, step):
+    from .analysis.controls import swap_heldout_accuracy
+    out = swap_heldout_accuracy(model)
+    return {k: float(out[k]) for k in ("swap_heldout", "swap_in_training", "n_swap_heldout", "n_swap_in_training")}
+
+
+def _causal_pools(model) -> dict:
+    return {name: batch[:CAUSAL_ROWS] for name, batch in eval_pools(model.config.task).items()}
+
+
+def _value_ablation(model, step):
+    """C4: layer 1's output mean-ablated at the prefix value positions only (sequences with a distractor)."""
+    from .analysis.controls import position_ablation_table
+    pools = _causal_pools(model)
+    table = position_ablation_table(model, {k: pools[k] for k in ("0var_train", "1var_train")}, wheres=("values",))
+    return {"1var_clean": float(table.loc["1var_train", "clean"]),
+            "1var_ablated_at_values": float(table.loc["1var_train", "ablated at values"]),
+            "0var_ablated_at_values": float(table.loc["0var_train", "ablated at values"])}
+
+
+def _relabel(model, step):
+    """C5: the relabel patch over 1-var and 2-var training sequences, both operands, weighted by rows."""
+    from .analysis.controls import relabel_patch
+    pools = _causal_pools(model)
+    parts = [relabel_patch(model, pools[pool], side) for pool in ("1var_train", "2var_train") for side in ("lhs", "rhs")]
+    n = sum(p["n"] for p in parts)
+    out = {"n": float(n)}
+    for key in ("attention_follows_label", "answer_follows_label"):
+        out[key] = sum(p[key] * p["n"] for p in parts if p["n"]) / n if n else math.nan
+    return out
+
+
+def _shared_addition(model, step):
+    """C6: MLP-input cosines of literal/variable twins against their baselines, and the attention-output patch."""
+    from .analysis import addition
+    from .analysis.controls import mlp_input_cosines
+    cosines = mlp_input_cosines(model, kind=TWIN_KIND, seed=TWIN_SEED)
+    literal, variable = addition.twin_batches(model.config.task, TWIN_KIND, TWIN_SEED)
+    report = addition.patch_report(model, literal, variable, seed=TWIN_SEED, hook=addition.ATTN_OUT_HOOK)
+    return {"matched": cosines["matched"], "ceiling": cosines["ceiling (literal vs literal)"],
+            "same_sum": cosines["same sum"], "one_shared_operand": cosines["one shared operand"],
+            "unrelated": cosines["unrelated"], "patch_kept": float(report.loc["variable → literal", "same_argmax"])}
+
+
+def _fourier(model, step):
+    """C7: the embedding's spectrum and the single-frequency fits of the layer-2 neurons, with their null."""
+    from .analysis import controls, fourier
+    maps = fourier.neuron_preactivations(model, source="sequences")
+    summary = fourier.fourier_summary(model, source="sequences", maps=maps)
+    null = controls.fourier_null(model, source="sequences")
+    power = fourier.embedding_power(model)
+    return {"n_key_frequencies_70": float(len(controls.frequencies_for_share(power, 0.7))),
+            "n_key_frequencies_factor": float(len(summary["embedding_key_frequencies"])),
+            "share_above_09": float(summary["frac_active_above_0.9"]),
+            "n_above_09": float(round(summary["frac_active_above_0.9"] * summary["n_active"])),
+            "best_r2": float(summary["best_r2"]), "median_r2": float(null["median_r2"]),
+            "null_q99": float(null["null_q99"]), "n_active": float(summary["n_active"])}
+
+
+def _qk2_gradient(model, step):
+    """C10: the negative gradient on layer 2's QK on the next training batches, seen on the variable copies."""
+    from .analysis.theory import gradient_identity
+    out = gradient_identity(model, step)
+    return {k: float(out[k]) for k in ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",
+                                       "grad_fraction_in_subspace")}
+
+
+QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
+    Quantity("pools", 1, POOL_NAMES, _pools, "accuracy on the nine evaluation pools", logged=True),
+    Quantity("measures", 1, MEASURE_NAMES[:-1], _measures, "progress measures 1-6", logged=True),
+    Quantity("probe", 1, (PROBE,), _probe, "progress measure 7, the linear probe", logged=True),
+    Quantity("exact", 1, EXACT_NAMES, _exact, "the two exhaustive exact sets"),
+    Quantity("swap_control", 1, ("swap_heldout", "swap_in_training", "n_swap_heldout", "n_swap_in_training"),
+             _swap_control, "0-var held-out exact accuracy by whether the swapped pair was trained on (C2)"),
+    Quantity("value_ablation", 1, ("1var_clean", "1var_ablated_at_values", "0var_ablated_at_values"),
+             _value_ablation, "layer 1 mean-ablated at value positions only (C4)"),
+    Quantity("relabel", 1, ("attention_follows_label", "answer_follows_label", "n"), _relabel,
+             "the relabel patch: does layer 2 follow the copied label (C5)"),
+    Quantity("shared_addition", 1, ("matched", "ceiling", "same_sum", "one_shared_operand", "unrelated",
+                                    "patch_kept"), _shared_addition, "one addition MLP for literals and variables (C6)"),
+    Quantity("fourier", 1, ("n_key_frequencies_70", "n_key_frequencies_factor", "share_above_09", "n_above_09",
+                            "best_r2", "median_r2", "null_q99", "n_active"), _fourier,
+             "Fourier features of the embedding and the layer-2 neurons, with the null (C7)"),
+    Quantity("qk2_gradient", 1, ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",
+                                 "grad_fraction_in_subspace"), _qk2_gradient,
+             "the negative gradient on layer 2's QK, on the variable copies (C10)"),
+)}
+LOGGED_VERSIONS = {name: q.version for name, q in QUANTITIES.items() if q.logged}
+
+
+def get_quantity(name: str) -> Quantity:
+    if name not in QUANTITIES:
+        raise KeyError(f"unknown quantity {name!r}; quantities are {', '.join(QUANTITIES)}")
+    return QUANTITIES[name]
+
+
+@torch.no_grad()
+def logged_row(model: AssignAddTransformer, step: int, with_probe: bool) -> dict[str, float]:
+    """What the trainer writes at an eval step: the logged quantities (the probe only when `with_probe`)."""
+    row = {**QUANTITIES["pools"].compute(model, step), **QUANTITIES["measures"].compute(model, step)}
+    row.update(QUANTITIES["probe"].compute(model, step) if with_probe else {PROBE: math.nan})
+    return row

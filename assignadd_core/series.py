@@ -1,0 +1,185 @@
+"""`series(run, quantity, steps)`: a named quantity (`quantities.QUANTITIES`) at a run's checkpoints, computed
+once per (run, checkpoint weights, quantity version) and cached beside the run (Nanda's progress-measures table:
+compute once, read everywhere).
+
+    runs/<name>/series.csv   quantity, version, step, weights, run, column, value, check (one value per line)
+
+`weights` fingerprints the checkpoint file the value was computed from (SHA-256 of its bytes), `run` is the
+config hash and `check` a hash of the line's other fields: a value is read only for the run, the weights and
+the version it was computed for. A stale line (other version, other weights, other run), a line that fails its
+check (hand-edited) or one cut short (truncated file) is ignored, said in one line, and the value recomputed.
+Lines are appended under a file lock, so two processes filling one cache do not corrupt it. The file can be
+deleted at any time; it is rebuilt on demand.
+
+The logged quantities (pools, measures, probe) are the trainer's metrics.csv columns: they are read from there
+at eval steps (the version they were written with is in `metrics.json` beside it, version 1 when absent).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+from filelock import FileLock
+
+from .checkpoint import CheckpointError, atomic_write_text
+from .quantities import QUANTITIES, Quantity, get_quantity
+from .rundir import Run
+
+FIELDS = ("quantity", "version", "step", "weights", "run", "column", "value", "check")
+SERIES_FILE, LOGGED_FILE = "series.csv", "metrics.json"
+FINAL = "final"  # `steps`: the final model
+
+
+def _check(fields: list[str]) -> str:
+    return hashlib.sha256("|".join(fields).encode()).hexdigest()[:12]
+
+
+_FINGERPRINTS: dict[tuple, str] = {}
+
+
+def fingerprint(path: Path) -> str:
+    """SHA-256 (16 hex digits) of a weights file, memoised per (path, size, mtime)."""
+    stat = Path(path).stat()
+    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _FINGERPRINTS:
+        _FINGERPRINTS[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    return _FINGERPRINTS[key]
+
+
+def _say(message: str) -> None:
+    print(f"series: {message}", file=sys.stderr)
+
+
+def _read(path: Path) -> tuple[list[list[str]], list[str]]:
+    """(valid lines as fields, numbers of the lines that fail their check). A line cut short by a kill loses
+    (part of) its check field, so the check catches it as it catches an edit."""
+    if not path.is_file():
+        return [], []
+    lines = path.read_text().splitlines()
+    if lines and lines[0] == ",".join(FIELDS):
+        lines = lines[1:]
+    valid, bad = [], []
+    for number, fields in enumerate(csv.reader(lines), start=2):
+        try:
+            if len(fields) != len(FIELDS) or _check(fields[:-1]) != fields[-1]:
+                raise ValueError
+            float(fields[6])
+            valid.append(fields)
+        except ValueError:
+            bad.append(str(number))
+    return valid, bad
+
+
+def read_cache(run: Run, say=_say) -> dict[tuple, float]:
+    """Valid cached values {(quantity, version, step, weights, run, column): value}; bad lines are reported."""
+    path = run.path / SERIES_FILE
+    valid, bad = _read(path)
+    if bad:
+        say(f"{path}: line(s) {', '.join(bad[:5])}{' …' if len(bad) > 5 else ''} fail their check (edited or cut"
+            " short); their values are recomputed, not read")
+    return {tuple(fields[:6]): float(fields[6]) for fields in valid}
+
+
+def _write(run: Run, rows: list[list[str]]) -> None:
+    """Append `rows` (under the lock); a file with bad lines is rewritten without them first."""
+    path = run.path / SERIES_FILE
+    valid, bad = _read(path)
+    lines = [[*row, _check(row)] for row in rows]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if bad or not path.is_file():
+        writer.writerows([list(FIELDS), *valid, *lines])
+        atomic_write_text(path, buffer.getvalue())
+        return
+    writer.writerows(lines)
+    with open(path, "a") as handle:
+        handle.write(buffer.getvalue())
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _weights_path(run: Run, step) -> Path:
+    if step == FINAL:
+        if not run.model_path.is_file():
+            raise CheckpointError(f"{run.path}: no final model (unfinished run?)")
+        return run.model_path
+    path = run.checkpoint_path(int(step))
+    if not path.is_file():
+        raise CheckpointError(f"{run.path}: no checkpoint at step {step} (checkpoints: {run.checkpoint_steps()[:8]}…);"
+                              " the quantity cannot be computed there")
+    return path
+
+
+def logged_versions(run: Run) -> dict[str, int]:
+    path = run.path / LOGGED_FILE
+    written = json.loads(path.read_text()).get("versions", {}) if path.is_file() else {}
+    return {name: int(written.get(name, 1)) for name, q in QUANTITIES.items() if q.logged}
+
+
+def _from_metrics(run: Run, q: Quantity, steps) -> pd.DataFrame | None:
+    """The quantity's metrics.csv columns at `steps` (None: every row), when written with its current version."""
+    if not q.logged or logged_versions(run).get(q.name) != q.version or not run.metrics_path.is_file():
+        return None
+    table = run.metrics().set_index("step")[list(q.columns)]
+    if steps is None:
+        return table
+    wanted = [run.config.train.steps if s == FINAL else int(s) for s in steps]
+    return table.loc[wanted] if set(wanted) <= set(table.index) else None
+
+
+def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
+    """The quantity at `steps` of `run`: one row per step (the final model's row is indexed by the run's last
+    step), one column per value. `steps`: None (a logged quantity: every metrics row; another: every checkpoint
+    and the final model), "final", or a list of steps and/or "final"."""
+    q = get_quantity(quantity)
+    run = run if isinstance(run, Run) else Run(run)
+    wanted = [FINAL] if steps == FINAL else steps
+    logged = _from_metrics(run, q, wanted)
+    if logged is not None:
+        return logged
+    if wanted is None:
+        wanted = [*run.checkpoint_steps(), *([FINAL] if run.model_path.is_file() else [])]
+    config_hash = run.config.hash()
+    cache = read_cache(run, say)
+    keys = {s: (q.name, str(q.version), str(s), fingerprint(_weights_path(run, s)), config_hash) for s in wanted}
+    missing = [s for s, key in keys.items() if any((*key, c) not in cache for c in q.columns)]
+    if missing:
+        stale = [s for s in missing if any(k[0] == q.name and k[2] == str(s) and k[:5] != keys[s] for k in cache)]
+        if stale:
+            say(f"{run.path}: cached {q.name} at step(s) {', '.join(map(str, stale))} were computed for other weights,"
+                f" another version or another run; recomputing")
+        with FileLock(str(run.path / ".series.lock")):
+            cache = read_cache(run, lambda message: None)  # another process may have filled them meanwhile
+            rows = []
+            for step in missing:
+                key = keys[step]
+                if all((*key, c) in cache for c in q.columns):
+                    continue
+                model = run.load_model(None if step == FINAL else int(step)).eval()
+                values = q.compute(model, run.config.train.steps if step == FINAL else int(step))
+                for column in q.columns:
+                    value = float(values[column])
+                    cache[(*key, column)] = value
+                    rows.append([*key, column, repr(value)])
+            if rows:
+                _write(run, rows)
+    index = [run.config.train.steps if s == FINAL else int(s) for s in wanted]
+    data = [{c: cache[(*keys[s], c)] for c in q.columns} for s in wanted]
+    return pd.DataFrame(data, index=pd.Index(index, name="step"), columns=list(q.columns))
+
+
+def final_values(run: Run, quantity: str, say=_say) -> dict[str, float]:
+    """The quantity of the run's final model, as a dict."""
+    return series(run, quantity, FINAL, say).iloc[0].to_dict()
+
+
+def seed_table(runs: dict[str, Run], quantity: str, say=_say) -> pd.DataFrame:
+    """One row per run: the quantity of its final model (the per-seed tables of the claims)."""
+    rows = {name: final_values(run, quantity, say) for name, run in runs.items()}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("run")

@@ -1,0 +1,140 @@
+"""The measurement layer: a quantity is computed once per (run, weights, version), cached beside the run, and a
+stale, edited or truncated cache is recomputed (said in one line), never read as a number."""
+import multiprocessing
+import shutil
+
+import pandas as pd
+import pytest
+import torch
+
+from assignadd_core import quantities, series
+from assignadd_core.quantities import QUANTITIES, Quantity
+from assignadd_core.rundir import Run
+
+
+@pytest.fixture
+def run(tiny_run, tmp_path):
+    """A private copy of the shared tiny run (checkpoints at 1, 11, 21, 30 and the final model)."""
+    return Run(shutil.copytree(tiny_run.path, tmp_path / "tiny"))
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """A cheap test quantity that counts its computations: the norm of W_E, and the step."""
+    calls = []
+
+    def compute(model, step):
+        calls.append(step)
+        return {"we_norm": float(model.W_E.detach().norm()), "step_seen": float(step)}
+
+    monkeypatch.setitem(QUANTITIES, "we_norm", Quantity("we_norm", 1, ("we_norm", "step_seen"), compute, "test"))
+    return calls
+
+
+def messages():
+    said = []
+    return said, said.append
+
+
+def test_logged_quantities_are_read_from_the_metrics_table(run):
+    table = series.series(run, "pools")
+    metrics = run.metrics().set_index("step")
+    pd.testing.assert_frame_equal(table, metrics[list(QUANTITIES["pools"].columns)])
+    final = series.series(run, "measures", "final")
+    assert final.index.tolist() == [30] and final.columns.tolist() == list(QUANTITIES["measures"].columns)
+
+
+def test_a_quantity_is_computed_once_then_read_from_the_cache(run, counted):
+    first = series.series(run, "we_norm")  # every checkpoint and the final model
+    assert first.index.tolist() == [1, 11, 21, 30, 30] and len(counted) == 5
+    assert first["step_seen"].tolist() == [1, 11, 21, 30, 30]
+    again = series.series(run, "we_norm", [11, "final"])
+    assert len(counted) == 5  # nothing recomputed
+    assert again["we_norm"].tolist() == [first.loc[11, "we_norm"], first["we_norm"].iloc[-1]]
+    assert again.loc[11, "we_norm"] == pytest.approx(float(run.load_model(11).W_E.norm()))
+    assert (run.path / "series.csv").read_text().count("\n") == 1 + 5 * 2
+
+
+def test_a_new_version_or_other_weights_are_recomputed_and_said(run, counted, monkeypatch):
+    series.series(run, "we_norm", [1, 11])
+    q = QUANTITIES["we_norm"]
+    monkeypatch.setitem(QUANTITIES, "we_norm", Quantity(q.name, 2, q.columns, q.compute, q.description))
+    said, say = messages()
+    series.series(run, "we_norm", [1], say=say)
+    assert counted == [1, 11, 1] and "other weights, another version or another run" in said[0]
+    # other weights under the same file name (a run trained again): recomputed, not read
+    other = run.load_model(21)
+    from assignadd_core.checkpoint import save_model
+    save_model(other, run.checkpoint_path(11))
+    value = series.series(run, "we_norm", [11], say=say).loc[11, "we_norm"]
+    assert counted[-1] == 11 and value == pytest.approx(float(other.W_E.norm()))
+
+
+def test_an_edited_value_is_never_read(run, counted):
+    before = series.series(run, "we_norm", [11]).loc[11, "we_norm"]
+    path = run.path / "series.csv"
+    lines = path.read_text().splitlines()
+    fields = lines[1].split(",")
+    fields[6] = "123.0"  # a hand-edited value, check left as it was
+    path.write_text("\n".join([lines[0], ",".join(fields), *lines[2:]]) + "\n")
+    said, say = messages()
+    after = series.series(run, "we_norm", [11], say=say).loc[11, "we_norm"]
+    assert after == before != 123.0 and len(counted) == 2
+    assert len(said) == 1 and "line(s) 2 fail their check" in said[0]
+
+
+def test_a_truncated_cache_is_recomputed_and_rewritten_cleanly(run, counted):
+    series.series(run, "we_norm", [1, 11])
+    path = run.path / "series.csv"
+    path.write_text(path.read_text()[:-7])  # killed while writing the last line
+    said, say = messages()
+    table = series.series(run, "we_norm", [1, 11, 21], say=say)
+    assert counted == [1, 11, 11, 21] and len(said) == 1 and "line(s) 5 fail their check" in said[0]
+    assert table.loc[11, "step_seen"] == 11
+    # the file was rewritten without the cut line: it reads cleanly from now on
+    assert len(series.read_cache(run, say=lambda m: pytest.fail(m))) == 3 * 2
+
+
+def test_a_cache_copied_to_another_run_is_not_read(run, counted, tmp_path, tiny_config):
+    series.series(run, "we_norm", ["final"])
+    other = Run(shutil.copytree(run.path, tmp_path / "other"))
+    (other.path / "config.json").write_text(tiny_config.replace(lr=2e-3).to_json())  # another run, same weights
+    series.series(other, "we_norm", ["final"])
+    assert len(counted) == 2
+
+
+def _fill(path: str, steps: list) -> list[float]:
+    torch.set_num_threads(1)
+    return series.series(Run(path), "exact", steps, say=lambda m: None)["0var_heldout"].tolist()
+
+
+def test_two_processes_filling_one_cache_do_not_corrupt_it(run):
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:
+        a, b = pool.starmap(_fill, [(str(run.path), [1, 11, 21, "final"]), (str(run.path), ["final", 21, 11, 1])])
+    assert a == b[::-1]
+    said, say = messages()
+    cache = series.read_cache(run, say)
+    assert not said and len({k for k in cache if k[0] == "exact"}) == 4 * 2
+    exact = series.series(run, "exact", "final", say=lambda m: pytest.fail(m))
+    assert exact.loc[30, "0var_heldout"] == pytest.approx(run.final()["exact"]["0var_heldout"])
+
+
+def test_seed_table_reads_every_run(run, counted, tmp_path):
+    other = Run(shutil.copytree(run.path, tmp_path / "second"))
+    table = series.seed_table({"a": run, "b": other}, "we_norm")
+    assert table.index.tolist() == ["a", "b"] and table["we_norm"].nunique() == 1
+
+
+def test_unknown_quantity_and_missing_checkpoint_are_one_line_errors(run):
+    with pytest.raises(KeyError, match="unknown quantity 'nope'"):
+        series.series(run, "nope")
+    from assignadd_core.checkpoint import CheckpointError
+    with pytest.raises(CheckpointError, match="no checkpoint at step 5"):
+        series.series(run, "exact", [5])
+
+
+def test_every_quantity_has_columns_and_a_positive_version():
+    for name, q in quantities.QUANTITIES.items():
+        assert q.name == name and q.version >= 1 and q.columns and len(set(q.columns)) == len(q.columns)
+    assert set(quantities.LOGGED_VERSIONS) == {"pools", "measures", "probe"}
