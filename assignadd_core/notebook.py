@@ -7,6 +7,7 @@ plotly's renderer, seeds and warning filters (see `plots.setup_plotly`).
 from __future__ import annotations
 
 import ast
+import json
 import textwrap
 import warnings
 from types import SimpleNamespace
@@ -47,7 +48,9 @@ def _compatible(default: object, value: object) -> bool:
 def check_parameters(history: list[str], namespace: dict) -> dict[str, object]:
     """From the kernel's input history: the parameters cell is the first executed cell (or the one
     before papermill's injected cell); every injected name must be one of its names, with a value of
-    a compatible type. Returns the parameters' current values."""
+    a compatible type. A list, tuple or dict parameter given as a string (papermill's `-p` passes strings)
+    is parsed (JSON, then a Python literal) and the parsed value written back into `namespace`.
+    Returns the parameters' current values."""
     cells = [c for c in history if c.strip()]
     injected = [i for i, c in enumerate(cells) if c.lstrip().startswith(INJECTED_MARK)]
     if injected:
@@ -59,10 +62,35 @@ def check_parameters(history: list[str], namespace: dict) -> dict[str, object]:
     for name, value in _assigned_literals(injected_source).items():
         if name not in defaults:
             raise ParameterError(f"unknown chapter parameter {name!r}; this chapter takes: {', '.join(defaults)}")
+        parsed = _parse_container(defaults[name], value)
+        if parsed is not _NOT_PARSED:
+            namespace[name] = value = parsed  # the chapter uses the list/dict, not papermill's string
         if not _compatible(defaults[name], value):
+            hint = (f" (papermill -p passes text: write it as JSON, e.g. -p {name} '{json.dumps(defaults[name])}')"
+                    if isinstance(value, str) and isinstance(defaults[name], (list, tuple, dict)) else "")
             raise ParameterError(f"parameter {name!r} should be a {type(defaults[name]).__name__} like"
-                                 f" {defaults[name]!r}, got {value!r}")
+                                 f" {defaults[name]!r}, got {value!r}{hint}")
     return {name: namespace.get(name) for name in defaults}
+
+
+_NOT_PARSED = object()
+
+
+def _parse_container(default: object, value: object) -> object:
+    """papermill's `-p NAME VALUE` injects VALUE as a string unless it reads as a number, bool or None,
+    so `-p runs '["seed7"]'` arrives as the text '["seed7"]'. For a list, tuple or dict parameter, such a
+    string is read as JSON, else as a Python literal; the value is returned when it then has a compatible
+    type, otherwise `_NOT_PARSED` (and the type check names the parameter)."""
+    if not isinstance(default, (list, tuple, dict)) or not isinstance(value, str):
+        return _NOT_PARSED
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            parsed = parse(value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if not isinstance(parsed, str) and _compatible(default, parsed):
+            return parsed
+    return _NOT_PARSED
 
 
 def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:

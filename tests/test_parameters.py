@@ -79,3 +79,76 @@ def test_parameters_cell_is_the_one_before_the_injected_cell():
     with pytest.raises(ParameterError, match="unknown chapter parameter 'steps'; this chapter takes: x$"):
         check_parameters(["x = 1", "# Parameters\nsteps = 7"], NAMESPACE)
     assert check_parameters(["", "  ", DEFAULTS, "P = 1"], NAMESPACE)["steps"] == 300  # blank cells skipped
+
+
+# ------------------------------------------------------------------ papermill -p: strings for lists and dicts
+CONTAINERS = """\
+runs = ["seed42"]
+seeds = [42]
+pair = (1, 2)
+overrides = {}
+steps = 300
+label = "book"
+"""
+
+
+def check_injected(injected: str, namespace: dict) -> dict:
+    return check_parameters([CONTAINERS, f"# Parameters\n{injected}\n", "P = start_chapter(globals())"], namespace)
+
+
+@pytest.mark.parametrize("injected, name, expected", [
+    ("runs = '[\"seed7\"]'", "runs", ["seed7"]),  # what `papermill -p runs '["seed7"]'` injects
+    ("seeds = '[7]'", "seeds", [7]),
+    ("seeds = '[7, 8]'", "seeds", [7, 8]),
+    ("runs = \"['seed7', 'seed8']\"", "runs", ["seed7", "seed8"]),  # a Python literal when it is not JSON
+    ("runs = '[]'", "runs", []),
+    ("pair = '[3, 4]'", "pair", [3, 4]),
+    ("pair = '(3, 4)'", "pair", (3, 4)),
+    ("overrides = '{\"modulus\": 7, \"bf16\": true}'", "overrides", {"modulus": 7, "bf16": True}),
+    ("overrides = \"{'modulus': 7}\"", "overrides", {"modulus": 7}),
+])
+def test_a_string_for_a_list_or_dict_is_parsed_and_used(injected, name, expected):
+    namespace = {"runs": ["seed42"], "seeds": [42], "pair": (1, 2), "overrides": {}, "steps": 300, "label": "book"}
+    exec(injected, {}, namespace)  # what the injected cell did in the kernel: the string is in the namespace
+    assert isinstance(namespace[name], str)
+    values = check_injected(injected, namespace)
+    assert values[name] == expected and type(values[name]) is type(expected)
+    assert namespace[name] == expected, "the chapter must see the parsed value"
+
+
+def test_the_notebook_namespace_gets_every_parsed_value():
+    namespace = {"runs": '["seed7"]', "seeds": "[7]", "pair": (1, 2), "overrides": {}, "steps": 300, "label": "x"}
+    values = check_injected("runs = '[\"seed7\"]'\nseeds = '[7]'\nlabel = 'x'", namespace)
+    assert values["runs"] == ["seed7"] and values["seeds"] == [7] and values["label"] == "x"
+    assert namespace["runs"] == ["seed7"] and namespace["seeds"] == [7]
+
+
+@pytest.mark.parametrize("injected, message", [
+    ("runs = 'seed7'", "parameter 'runs' should be a list like ['seed42'], got 'seed7'"),  # neither JSON nor a literal
+    ("runs = '[seed7]'", "parameter 'runs' should be a list like ['seed42'], got '[seed7]'"),
+    ("runs = '{\"a\": 1}'", "parameter 'runs' should be a list"),  # parses, to the wrong type
+    ("runs = '\"[1]\"'", "parameter 'runs' should be a list"),  # a JSON string is still a string
+    ("overrides = '[1, 2]'", "parameter 'overrides' should be a dict like {}, got '[1, 2]'"),
+    ("overrides = 'modulus=7'", "parameter 'overrides' should be a dict"),
+    ("seeds = '[7'", "parameter 'seeds' should be a list"),
+])
+def test_a_string_that_does_not_parse_to_the_type_stops_with_one_line(injected, message):
+    namespace = {}
+    exec(injected, {}, namespace)
+    before = dict(namespace)
+    with pytest.raises(ParameterError) as err:
+        check_injected(injected, namespace)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+    assert "write it as JSON" in str(err.value)
+    assert namespace == before, "nothing is written back for a value that is refused"
+
+
+@pytest.mark.parametrize("injected", ["steps = '300'", "label = '[1]'"])
+def test_strings_are_only_parsed_for_list_tuple_and_dict_parameters(injected):
+    namespace = {}
+    exec(injected, {}, namespace)
+    if injected.startswith("steps"):
+        with pytest.raises(ParameterError, match="parameter 'steps' should be a int like 300, got '300'$"):
+            check_injected(injected, namespace)
+    else:
+        assert check_injected(injected, namespace)["label"] == "[1]" and namespace["label"] == "[1]"
