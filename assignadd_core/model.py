@@ -280,3 +280,10 @@ class AssignAddTransformer(HookedRootModule):
 
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad)
+
+
+def initial_model(config: RunConfig) -> AssignAddTransformer:
+    """The model at step 0 of a run: TransformerLens' "gpt2" init drawn from the run's weights seed."""
+    model = AssignAddTransformer(config)
+    model.init_weights(torch.Generator().manual_seed(config.train.weights_seed))
+    return model

@@ -20,7 +20,7 @@ import torch
 from ..data import Batch, exact_sets, make_split
 from ..evaluation import batch_correct
 from ..measures import value_positions
-from ..model import AssignAddTransformer
+from ..model import AssignAddTransformer, initial_model
 from .interventions import (LAYER1_OUT, LAYER2_PATTERN, distractor_with_other_value, has_distractor,
                             mean_activation, predict)
 
@@ -180,11 +180,10 @@ def fourier_null(model: AssignAddTransformer, n_untrained: int = 10, n_shuffles:
     model's own maps with the operand values shuffled (same permutation for every neuron, which keeps each
     neuron's values but destroys any structure in n and m)."""
     from .fourier import neuron_preactivations
-    from ..trainer import new_model
     maps = neuron_preactivations(model, source)
     untrained = []
     for i in range(n_untrained):
-        fresh = new_model(model.config.replace(seed=10_000 + seed * 100 + i)).eval()
+        fresh = initial_model(model.config.replace(seed=10_000 + seed * 100 + i)).eval()
         untrained.append(median_active_r2(fresh, neuron_preactivations(fresh, source)))
     rng = np.random.default_rng(seed)
     n = maps.shape[-1]
