@@ -25,7 +25,7 @@ from .config import ConfigError
 from .runs import DEFAULT_ROOT
 from .verdicts import RULES
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "not yet run", "finding")  # "finding": ours, no paper claim
+from .verdicts import VERDICTS  # noqa: E402  (one list of verdict words)
 CLAIMS_ENV = "ASSIGNADD_CLAIMS_DIR"  # set by the book driver only
 
 

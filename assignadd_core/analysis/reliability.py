@@ -1,8 +1,7 @@
 """How reliable are the three phases? Statistics of the detected phases over many seeds of one config.
 
-* `phase_steps`: one row per run with the detector's steps, whether it composed (learned variable assignment:
-  `1var_train` at or above `LEARNED_LEVEL` at its last eval row), whether the detector found a sharp jump, and
-  whether it found all three phases.
+* `phase_steps`: one row per run with the detector's steps, whether it composed (`verdicts.composed` of its
+  last eval row's `1var_train`), whether the detector found a sharp jump, and whether it found all three phases.
 * `step_statistics`: median and range of each transition over the runs that reached it.
 * `composition_rate`: the share of runs that composed, with an exact (Clopper–Pearson) binomial interval.
 """
@@ -12,13 +11,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..verdicts import LEARNED_LEVEL, clopper_pearson, composed  # noqa: F401  (LEARNED_LEVEL re-exported)
 from .phases import detect_phases
 
-TRANSITIONS = ("addition", "jump", "refinement_start", "refinement", "refinement_end")
-# A run composed when it answers its own 1-var training queries by the end. (A first version read "composed"
-# as "the detector found the jump"; seed 49 learned variable assignment gradually, over steps 2,000–6,000
-# with no 100-step rise of 0.1, and was miscounted as a failure: changed after seeing it.)
-LEARNED_LEVEL = 0.9
+TRANSITIONS = ("addition", "composition", "jump", "refinement_start", "refinement", "refinement_end")
 
 
 def finished_run(name: str, config, train_missing: bool = False, device: str = "cpu", root=None):
@@ -54,7 +50,7 @@ def phase_steps(metrics_by_run: dict[str, pd.DataFrame]) -> pd.DataFrame:
     rows = []
     for name, metrics in metrics_by_run.items():
         p = detect_phases(metrics)
-        learned = bool(metrics.sort_values("step")["1var_train"].iloc[-1] >= LEARNED_LEVEL)
+        learned = composed(metrics.sort_values("step")["1var_train"].iloc[-1])
         rows.append({"run": name, **{k: p[k] for k in TRANSITIONS}, "composed": learned,
                      "sharp_jump": p["jump"] is not None,
                      "all_three": p["jump"] is not None and p["refinement"] is not None,
@@ -92,11 +88,8 @@ class Rate:
 
 def composition_rate(successes: int, trials: int, level: float = 0.95) -> Rate:
     """The share with its exact binomial (Clopper–Pearson) interval."""
-    from scipy.stats import binomtest
-    if trials == 0:
-        return Rate(0, 0, float("nan"), float("nan"))
-    ci = binomtest(successes, trials).proportion_ci(confidence_level=level, method="exact")
-    return Rate(successes, trials, float(ci.low), float(ci.high))
+    low, high = clopper_pearson(successes, trials, level)
+    return Rate(successes, trials, low, high)
 
 
 # ---------------------------------------------------------------------------- what a model that never composed answers
