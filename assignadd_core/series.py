@@ -116,6 +116,18 @@ def _weights_path(run: Run, step) -> Path:
     return path
 
 
+def _recorded_key(cache: dict, q: Quantity, step, config_hash: str, run: Run) -> tuple:
+    """The cache key of a value computed from weights that are not on disk any more (a run whose checkpoints
+    were not kept): its run, quantity version and step must match, and only one set of weights may have been
+    recorded for them; otherwise it cannot be read (nor recomputed)."""
+    found = {k[:5] for k in cache if k[0] == q.name and k[1] == str(q.version) and k[2] == str(step)
+             and k[4] == config_hash}
+    if len(found) != 1:
+        raise CheckpointError(f"{run.path}: no weights at step {step} and {len(found)} recorded value sets of"
+                              f" {q.name} v{q.version} there; it can be computed only where the weights are kept")
+    return found.pop()
+
+
 def logged_versions(run: Run) -> dict[str, int]:
     path = run.path / LOGGED_FILE
     written = json.loads(path.read_text()).get("versions", {}) if path.is_file() else {}
@@ -147,7 +159,12 @@ def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
         wanted = [*run.checkpoint_steps(), *([FINAL] if run.model_path.is_file() else [])]
     config_hash = run.config.hash()
     cache = read_cache(run, say)
-    keys = {s: (q.name, str(q.version), str(s), fingerprint(_weights_path(run, s)), config_hash) for s in wanted}
+    keys = {}
+    for s in wanted:
+        try:
+            keys[s] = (q.name, str(q.version), str(s), fingerprint(_weights_path(run, s)), config_hash)
+        except CheckpointError:  # weights not kept (e.g. not committed): read what was computed from them
+            keys[s] = _recorded_key(cache, q, s, config_hash, run)
     missing = [s for s, key in keys.items() if any((*key, c) not in cache for c in q.columns)]
     if missing:
         stale = [s for s in missing if any(k[0] == q.name and k[2] == str(s) and k[:5] != keys[s] for k in cache)]

@@ -126,11 +126,23 @@ def test_seed_table_reads_every_run(run, counted, tmp_path):
     assert table.index.tolist() == ["a", "b"] and table["we_norm"].nunique() == 1
 
 
+def test_values_of_weights_not_kept_are_read_as_recorded(run, counted):
+    """A committed run keeps its series.csv but not every checkpoint: the values computed there stay readable."""
+    first = series.series(run, "we_norm", [11, 21])
+    run.checkpoint_path(11).unlink()
+    again = series.series(run, "we_norm", [11, 21])
+    pd.testing.assert_frame_equal(first, again)
+    assert len(counted) == 2
+    from assignadd_core.checkpoint import CheckpointError
+    with pytest.raises(CheckpointError, match="computed only where the weights are kept"):
+        series.series(run, "exact", [11])  # never computed there, and the weights are gone
+
+
 def test_unknown_quantity_and_missing_checkpoint_are_one_line_errors(run):
     with pytest.raises(KeyError, match="unknown quantity 'nope'"):
         series.series(run, "nope")
     from assignadd_core.checkpoint import CheckpointError
-    with pytest.raises(CheckpointError, match="no checkpoint at step 5"):
+    with pytest.raises(CheckpointError, match="no weights at step 5"):
         series.series(run, "exact", [5])
 
 
