@@ -99,6 +99,27 @@ def cmd_split(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_series(args: argparse.Namespace) -> int:
+    from .quantities import QUANTITIES
+    from .rundir import Run
+    from .series import FINAL, series
+    if args.list:
+        for name, q in QUANTITIES.items():
+            print(f"{name} (v{q.version}{', logged' if q.logged else ''}): {q.description}; {', '.join(q.columns)}")
+        return 0
+    if not args.run or not args.quantity:
+        raise ConfigError("series needs a run folder and a quantity (or --list)")
+    if args.quantity not in QUANTITIES:
+        raise ConfigError(f"unknown quantity {args.quantity!r}; quantities are {', '.join(QUANTITIES)}")
+    set_threads(args.threads)
+    import torch
+    torch.set_grad_enabled(args.quantity == "qk2_gradient")  # the only one that needs gradients
+    steps = None if not args.steps else [FINAL if s == FINAL else int(s) for s in args.steps]
+    table = series(Run(args.run), args.quantity, steps)
+    print(table.to_csv() if args.csv else table.to_string(float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m assignadd_core",
                                      description="Assign and Add: train, evaluate and sweep the paper's model.")
@@ -143,6 +164,18 @@ def build_parser() -> argparse.ArgumentParser:
                          " two_var_pairs_covered, mix")
     add_config_flags(sp)
     sp.set_defaults(func=cmd_split)
+
+    se = sub.add_parser("series", help="a named quantity at a run's checkpoints (computed once, cached in series.csv)",
+                        description="Print a quantity of a run at its checkpoints (default: every checkpoint and the"
+                                    " final model; logged quantities: every metrics row), computing and caching what"
+                                    " is not cached yet.")
+    se.add_argument("run", nargs="?", type=Path, help="a run folder, e.g. runs/seed42")
+    se.add_argument("quantity", nargs="?", help="a quantity name (see --list)")
+    se.add_argument("--steps", nargs="+", help="steps to read, or 'final'")
+    se.add_argument("--list", action="store_true", help="list the quantities and exit")
+    se.add_argument("--csv", action="store_true", help="print CSV")
+    se.add_argument("--threads", type=int, default=None)
+    se.set_defaults(func=cmd_series)
 
     from .sweep import register_cli  # the sweep command lives next to its code
     register_cli(sub)

@@ -35,6 +35,7 @@ class Quantity:
     compute: Callable[[AssignAddTransformer, int], dict[str, float]]  # (model in eval mode, step) -> values
     description: str
     logged: bool = False  # written by the trainer into metrics.csv at eval steps
+    in_final: str | None = None  # the key under which the trainer records its final value in final.json
 
 
 def _pools(model, step):
@@ -125,7 +126,7 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("pools", 1, POOL_NAMES, _pools, "accuracy on the nine evaluation pools", logged=True),
     Quantity("measures", 1, MEASURE_NAMES[:-1], _measures, "progress measures 1-6", logged=True),
     Quantity("probe", 1, (PROBE,), _probe, "progress measure 7, the linear probe", logged=True),
-    Quantity("exact", 1, EXACT_NAMES, _exact, "the two exhaustive exact sets"),
+    Quantity("exact", 1, EXACT_NAMES, _exact, "the two exhaustive exact sets", in_final="exact"),
     Quantity("swap_control", 1, ("swap_heldout", "swap_in_training", "n_swap_heldout", "n_swap_in_training"),
              _swap_control, "0-var held-out exact accuracy by whether the swapped pair was trained on (C2)"),
     Quantity("value_ablation", 1, ("1var_clean", "1var_ablated_at_values", "0var_ablated_at_values"),

@@ -155,6 +155,10 @@ def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
     logged = _from_metrics(run, q, wanted)
     if logged is not None:
         return logged
+    if q.in_final and wanted == [FINAL] and run.final_path.is_file() and q.in_final in run.final():
+        values = run.final()[q.in_final]  # the trainer's own end-of-training evaluation
+        return pd.DataFrame([{c: float(values[c]) for c in q.columns}],
+                            index=pd.Index([run.config.train.steps], name="step"), columns=list(q.columns))
     if wanted is None:
         wanted = [*run.checkpoint_steps(), *([FINAL] if run.model_path.is_file() else [])]
     config_hash = run.config.hash()
