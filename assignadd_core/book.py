@@ -64,8 +64,16 @@ def load_profile(path: Path) -> dict[str, dict]:
     return {slug: dict(values or {}) for slug, values in data.items()}
 
 
+VOLATILE_NOTEBOOK_KEYS = ("start_time", "end_time", "duration")  # of metadata.papermill
+VOLATILE_CELL_KEYS = ("start_time", "end_time", "duration")  # of each cell's metadata.papermill
+
+
 def finish_notebook(path: Path) -> None:
-    """Hide the parameter cells and keep this machine's paths out of papermill's metadata."""
+    """Hide the parameter cells, keep this machine's paths out of papermill's metadata, and drop what
+    changes from one execution to the next without the chapter changing: papermill's start and end
+    times and durations (of the notebook and of each cell) and the kernel's execution timestamps
+    (`metadata.execution`), and the random id papermill gives its injected cell. Re-executing a chapter on the same inputs then rewrites the same bytes.
+    (The book's timing table comes from the runs' final.json, not from these.)"""
     import nbformat
     nb = nbformat.read(path, as_version=4)
     meta = nb.metadata.get("papermill", {})
@@ -73,10 +81,17 @@ def finish_notebook(path: Path) -> None:
         if meta.get(key):
             where = Path(meta[key]).resolve()
             meta[key] = where.relative_to(ROOT).as_posix() if where.is_relative_to(ROOT) else where.name
+    for key in VOLATILE_NOTEBOOK_KEYS:
+        meta.pop(key, None)
     for cell in nb.cells:
         tags = cell.metadata.setdefault("tags", [])
         if any(t in tags for t in HIDDEN_TAGS) and "remove-cell" not in tags:
             tags.append("remove-cell")
+        if "injected-parameters" in tags:
+            cell["id"] = "injected-parameters"  # papermill draws a random id for the cell it adds
+        cell.metadata.pop("execution", None)
+        for key in VOLATILE_CELL_KEYS:
+            cell.metadata.get("papermill", {}).pop(key, None)
     nbformat.write(nb, path)
 
 
@@ -123,26 +138,86 @@ def _execute(profile: Path, only: list[str] | None, out_dir: Path, kernel: str, 
     if unknown:
         print(f"note: the profile names chapters not present (yet): {', '.join(sorted(unknown))}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    failed, written = [], []
+    failed, written, kept = [], [], []
+    start = time.perf_counter()
+    width = max((len(p.stem) for p in notebooks), default=0)
     for source in notebooks:
         target = out_dir / source.name
         if skip_unchanged and is_current(source, target, params.get(source.stem, {})):
-            print(f"unchanged {source.stem}: kept")
+            kept.append(target)
+            print(f"executed {source.stem:<{width}}      - s  unchanged, kept", flush=True)
             continue
         tic = time.perf_counter()
-        try:
-            pm.execute_notebook(str(source), str(target), parameters=params.get(source.stem, {}),
-                                kernel_name=kernel, cwd=str(out_dir), progress_bar=False)
-        except pm.PapermillExecutionError as err:
-            failed.append(f"{source.stem} (cell {err.exec_count}: {err.ename}: {err.evalue})")
-            print(f"FAILED {source.stem}: {err.ename}: {err.evalue}", file=sys.stderr)
-            continue
-        finish_notebook(target)
-        written.append(target)
-        print(f"executed {source.stem} in {time.perf_counter() - tic:.0f} s")
+        error = None
+        with kernel_output() as noise:
+            try:
+                pm.execute_notebook(str(source), str(target), parameters=params.get(source.stem, {}),
+                                    kernel_name=kernel, cwd=str(out_dir), progress_bar=False)
+            except pm.PapermillExecutionError as err:
+                error = err
+        seconds = time.perf_counter() - tic
+        if error is None:
+            finish_notebook(target)
+            written.append(target)
+            print(f"executed {source.stem:<{width}} {seconds:6.0f} s  ok", flush=True)
+        else:
+            failed.append(f"{source.stem} (cell {error.exec_count}: {error.ename}: {error.evalue})")
+            print(f"executed {source.stem:<{width}} {seconds:6.0f} s  FAILED: {error.ename}: {error.evalue}",
+                  flush=True)
+        for line in real_messages(noise.read()):
+            print(f"    {line}", file=sys.stderr, flush=True)
+    print(f"executed {len(written)} chapter(s) in {time.perf_counter() - start:.0f} s"
+          + (f", {len(kept)} unchanged" if kept else "") + (f", {len(failed)} FAILED" if failed else ""), flush=True)
     if failed:
         raise BookError("chapter(s) failed to execute: " + "; ".join(failed))
     return written
+
+
+# What the kernels and the build print that says nothing about the book: dropped from the output; every
+# other line is shown (a real warning or error is never hidden).
+HARMLESS = tuple(re.compile(p) for p in (
+    r"Kernel is running over TCP without encryption",  # ipykernel 7, local kernel on 127.0.0.1
+    r"KeyboardInterrupt caught in kernel",  # ipykernel logs it when the kernel is shut down after the run
+))
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def real_messages(text: str) -> list[str]:
+    """The lines of `text` without colour codes, blank lines and the HARMLESS messages."""
+    lines = (_ANSI.sub("", line).rstrip() for line in text.splitlines())
+    return [line for line in lines if line.strip() and not any(p.search(line) for p in HARMLESS)]
+
+
+class kernel_output:
+    """Catches what the kernels papermill starts write to their standard output and error (they inherit
+    this process's file descriptors 1 and 2) while a chapter executes; `read()` returns it afterwards."""
+
+    def __enter__(self):
+        import tempfile
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile()
+        self._saved = [os.dup(1), os.dup(2)]
+        os.dup2(self._file.fileno(), 1)
+        os.dup2(self._file.fileno(), 2)
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, saved in zip((1, 2), self._saved):
+            os.dup2(saved, fd)
+            os.close(saved)
+        if exc_type is not None:  # the caller will not read it: show it now, beside the exception
+            for line in real_messages(self.read()):
+                print(f"    {line}", file=sys.stderr, flush=True)
+        return False
+
+    def read(self) -> str:
+        self._file.seek(0)
+        text = self._file.read().decode("utf-8", "replace")
+        self._file.close()
+        return text
 
 
 # ------------------------------------------------------------------------------ build
@@ -225,6 +300,31 @@ def copy_plotly_js() -> Path:
     return target
 
 
+MATHJAX_ENTRY = "tex-mml-chtml.js"  # _config.yml: mathjax_path: mathjax/tex-mml-chtml.js
+
+
+def copy_mathjax() -> Path:
+    """MathJax 3 (es5 build) from the django-static-mathjax package into book/_static/mathjax/: the entry
+    script the pages load, and the fonts, TeX extensions and accessibility parts it loads on demand
+    (the other combined bundles of the package are left out). Copied again when the version changes."""
+    import importlib.metadata
+
+    import mathjax
+    source = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+    version = importlib.metadata.version("django-static-mathjax")
+    target = STATIC / "mathjax"
+    stamp = target / ".version"
+    if (target / MATHJAX_ENTRY).is_file() and stamp.is_file() and stamp.read_text() == version:
+        return target / MATHJAX_ENTRY
+    if not (source / MATHJAX_ENTRY).is_file():
+        raise BookError(f"MathJax not found at {source}: install the pinned django-static-mathjax (make venv)")
+    shutil.rmtree(target, ignore_errors=True)
+    bundles = {p.name for p in source.glob("*.js")} - {MATHJAX_ENTRY}
+    shutil.copytree(source, target, ignore=lambda folder, names: bundles & set(names) if Path(folder) == source else [])
+    stamp.write_text(version)
+    return target / MATHJAX_ENTRY
+
+
 def figure_count(notebook: Path) -> int:
     """Plotly figures in a notebook's outputs (each one is an HTML output with a plotly-graph-div)."""
     nb = json.loads(notebook.read_text())
@@ -255,17 +355,69 @@ def check_html(html: Path = HTML) -> dict[str, int]:
     return counts
 
 
+_PROGRESS = re.compile(r"^(reading sources|writing output)\.\.\. \[\s*\d+%\] (\S+)\s*$")
+
+
+JUPYTER_BOOK = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+                "build", ".", "-W", "-n", "--keep-going"]
+
+
+def run_jupyter_book(cmd: list[str] = JUPYTER_BOOK) -> dict[str, float]:
+    """`jupyter-book build . -W -n --keep-going` without its banner, configuration dumps and colours:
+    Sphinx's warnings and errors (its standard error) are shown as they come; its status output is kept
+    and shown only when the build fails. Returns the seconds Sphinx spent reading and writing each page
+    (from the times of its progress lines)."""
+    import threading
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            errors="replace", env={**os.environ, "NO_COLOR": "1"})
+    warnings = []
+
+    def show_warnings():
+        for line in proc.stderr:
+            for message in real_messages(line):
+                warnings.append(message)
+                print(message, file=sys.stderr, flush=True)
+    reader = threading.Thread(target=show_warnings, daemon=True)
+    reader.start()
+    status, seconds, current = [], {}, None
+    for line in proc.stdout:
+        now = time.perf_counter()
+        status.append(_ANSI.sub("", line.rstrip()))
+        if current is not None:
+            seconds[current[0]] = seconds.get(current[0], 0.0) + now - current[1]
+            current = None
+        match = _PROGRESS.match(status[-1])
+        if match:
+            current = (match.group(2), now)
+    proc.wait()
+    reader.join()
+    if proc.returncode != 0:
+        tail = [line for line in status if line.strip()][-40:]
+        print("\n".join(["jupyter-book's output (last lines):", *tail]), file=sys.stderr, flush=True)
+        raise BookError(f"jupyter-book build failed (exit {proc.returncode}); see the warnings above")
+    return seconds
+
+
 def build() -> dict[str, int]:
     write_toc()
     update_reproduce()
     copy_plotly_js()
+    copy_mathjax()
     tic = time.perf_counter()
-    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
-           "build", ".", "-W", "-n", "--keep-going"]
-    result = subprocess.run(cmd, cwd=ROOT)
-    if result.returncode != 0:
-        raise BookError(f"jupyter-book build failed (exit {result.returncode}); see the warnings above")
-    counts = check_html()
+    seconds = run_jupyter_book()
+    try:
+        counts = check_html()
+    finally:
+        expected = {nb.stem: figure_count(nb) for nb in sorted(CHAPTERS.glob("*.ipynb"))}
+        width = max((len(slug) for slug in expected), default=0)
+        for slug, figures in expected.items():
+            page = HTML / "book" / "chapters" / f"{slug}.html"
+            found = page.read_text().count(FIGURE_MARK) if page.is_file() else None
+            verdict = "ok" if found == figures else f"FAILED ({found} of {figures} figures in the HTML)"
+            took = seconds.get(f"book/chapters/{slug}")
+            print(f"rendered {slug:<{width}} " + (f"{took:6.1f} s" if took is not None else "     - s")
+                  + f"  {verdict}" + (f" ({figures} figures)" if found == figures else "")
+                  + ("" if took is not None else ", unchanged since the last build"), flush=True)
     print(f"built {HTML / 'index.html'} in {time.perf_counter() - tic:.0f} s;"
           f" figures per chapter: {', '.join(f'{k} {v}' for k, v in counts.items())}")
     return counts

@@ -1,24 +1,61 @@
 """Plotly set-up and figure builders shared by the chapters.
 
-Figures are emitted as HTML without plotly.js (the book ships one copy of plotly.min.js in its
-_static folder), so pages stay small and render offline.
+Each figure is one output with two representations (`BookRenderer`):
+
+* `text/html`: a div and the script that draws it, without plotly.js and without MathJax. The book
+  loads one copy of plotly.min.js (and of MathJax) per page from its _static folder, so pages stay small
+  and render offline; the book renders this one (`book_mime`: it skips the other).
+* `application/vnd.plotly.v1+json`: the figure itself, which JupyterLab (plotly's bundled extension)
+  and VS Code draw natively, so a re-executed chapter opened there shows its figures; the HTML alone
+  would be blank there ("Plotly is not defined").
 """
 from __future__ import annotations
 
-import plotly.io as pio
+import hashlib
+import itertools
+import json
 
+import plotly.io as pio
+from plotly.io._base_renderers import MimetypeRenderer
+
+from .book_mime import PLOTLY_MIME
 from .data import POOL_NAMES, POOLS, pool_spec
 
 BOOK_RENDERER = "book"
+FIGURE_CONFIG = {"responsive": True}
+
+
+class BookRenderer(MimetypeRenderer):
+    """HTML for the book (no plotly.js, no MathJax) plus the plotly mime bundle for Jupyter frontends.
+
+    The figure's div id is the figure's number in this kernel and a hash of its content (plotly's
+    default is a random UUID), so re-executing a chapter with the same inputs writes the same bytes."""
+
+    def __init__(self):
+        self._shown = itertools.count(1)
+
+    def to_mimebundle(self, fig_dict):
+        figure = json.loads(pio.to_json(fig_dict, validate=False, remove_uids=False))
+        digest = hashlib.sha256(json.dumps(figure, sort_keys=True).encode()).hexdigest()[:12]
+        html = pio.to_html(_column_width(figure), config=FIGURE_CONFIG, include_plotlyjs=False,
+                           include_mathjax=False, full_html=False, default_width="100%", default_height=525,
+                           validate=False, div_id=f"figure-{next(self._shown)}-{digest}")
+        width = figure.get("layout", {}).get("width")
+        if width:  # no wider than the figure was drawn for, and no wider than the page's text column
+            html = f'<div class="book-figure" style="max-width:{int(width)}px">{html}</div>'
+        return {PLOTLY_MIME: {**figure, "config": dict(FIGURE_CONFIG)}, "text/html": html}
+
+
+def _column_width(figure: dict) -> dict:
+    """The figure for the book's HTML: without a fixed width, so that plotly sizes it to its container
+    (`responsive`), which the renderer limits to the figure's own width; the height is kept."""
+    layout = {k: v for k, v in figure.get("layout", {}).items() if k != "width"}
+    return {**figure, "layout": {**layout, "autosize": True}}
 
 
 def setup_plotly() -> None:
-    """Register and select the 'book' renderer: a <div> + script per figure, plotly.js loaded by the page."""
-    from plotly.io._base_renderers import HtmlRenderer
-
-    if BOOK_RENDERER not in pio.renderers:
-        pio.renderers[BOOK_RENDERER] = HtmlRenderer(connected=False, global_init=False, full_html=False,
-                                                    include_plotlyjs=False)
+    """Register and select the 'book' renderer (`BookRenderer`) and the white template."""
+    pio.renderers[BOOK_RENDERER] = BookRenderer()
     pio.renderers.default = BOOK_RENDERER
     pio.templates.default = "plotly_white"
 

@@ -1,5 +1,6 @@
-"""The book: chapter conventions, the papermill pipeline on the CI profile, the HTML build, and the
-rendered figures in a real (headless Chromium) browser.
+"""The book: chapter conventions, the papermill pipeline on the CI profile (quiet, and byte-identical when
+re-executed), the HTML build, and the pages in a real (headless Chromium) browser: figures rendered, no
+request leaving the machine, no console error, and no output wider than the text column.
 
 `make test` builds the HTML from the committed chapters first; the HTML tests build it themselves
 when it is missing or older than the chapters. nbval on the chapters runs in the same pytest call
@@ -12,8 +13,10 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from html.parser import HTMLParser
@@ -130,6 +133,117 @@ def test_misspelled_parameter_stops_the_chapter(tmp_path):
         book.execute(profile, only=["11_claims"], out_dir=tmp_path)
 
 
+def test_figure_outputs_carry_html_for_the_book_and_plotly_json_for_jupyter():
+    """One output per figure: the book's HTML (no plotly.js, no MathJax, nothing from a CDN, at most the
+    figure's own width) and the plotly mime bundle JupyterLab and VS Code draw; ids are stable."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    from assignadd_core import plots
+    plots.setup_plotly()
+    figure = go.Figure(go.Scatter(x=[1, 2], y=[3, 4])).update_layout(width=1500, height=400).to_dict()
+    first, second = (pio.renderers._build_mime_bundle(figure) for _ in range(2))
+    assert set(first) == {"text/html", plots.PLOTLY_MIME}
+    html = first["text/html"]
+    assert html.count(book.FIGURE_MARK) == 1 and "Plotly.newPlot" in html
+    for absent in ("mathjax", "MathJax", "cdn", "https://", "<script src"):
+        assert absent not in html, f"the figure's HTML contains {absent!r}"
+    assert 'style="max-width:1500px"' in html and '"width":1500' not in html  # the column decides, up to 1500
+    assert first[plots.PLOTLY_MIME]["layout"]["width"] == 1500  # Jupyter gets the figure as drawn
+    assert first[plots.PLOTLY_MIME]["data"][0]["type"] == "scatter"
+    ids = [re.search(r'id="(figure-[^"]+)"', b["text/html"]).group(1) for b in (first, second)]
+    assert ids[0] != ids[1] and ids[0].split("-", 2)[2] == ids[1].split("-", 2)[2]  # numbered, same content hash
+    plots.setup_plotly()  # a new chapter (kernel) numbers from 1 again
+    assert re.search(r'id="figure-1-', pio.renderers._build_mime_bundle(figure)["text/html"])
+
+
+def test_finish_notebook_drops_what_changes_between_executions(tmp_path):
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["papermill"] = {"start_time": "t0", "end_time": "t1", "duration": 1.5, "parameters": {"a": 1},
+                                "input_path": str(ROOT / "notebooks" / "x.ipynb"), "version": "2.7.0"}
+    cell = nbformat.v4.new_code_cell("a = 2", metadata={"tags": ["injected-parameters"],
+                                                         "execution": {"iopub.status.busy": "t"},
+                                                         "papermill": {"start_time": "t", "end_time": "t",
+                                                                       "duration": 0.1, "status": "completed",
+                                                                       "exception": False}})
+    nb.cells = [nbformat.v4.new_code_cell("a = 1", metadata={"tags": ["parameters"]}), cell]
+    path = tmp_path / "x.ipynb"
+    nbformat.write(nb, path)
+    book.finish_notebook(path)
+    done = json.loads(path.read_text())
+    assert done["metadata"]["papermill"] == {"parameters": {"a": 1}, "input_path": "notebooks/x.ipynb",
+                                             "version": "2.7.0"}
+    injected = done["cells"][1]
+    assert injected["id"] == "injected-parameters" and "execution" not in injected["metadata"]
+    assert injected["metadata"]["papermill"] == {"status": "completed", "exception": False}
+    assert all("remove-cell" in c["metadata"]["tags"] for c in done["cells"])
+
+
+def test_re_executing_a_chapter_rewrites_the_same_bytes_and_prints_one_line_per_chapter(
+        tmp_path, monkeypatch, capfd):
+    """Executions on the same inputs give byte-identical notebooks (no timestamps, durations, random ids),
+    so re-executing unchanged chapters leaves `git status` clean. The first execution of 04 trains its tiny
+    run (a progress bar in the output); the next two only read it. The driver prints one line per chapter and
+    a summary, and none of the kernels' harmless noise (the TCP warning of every kernel)."""
+    monkeypatch.setenv("ASSIGNADD_RUNS", str(tmp_path / "runs"))
+    chapters = ["01_task_and_model", "04_generalization"]
+    outs = [tmp_path / name for name in ("first", "second", "third")]
+    for out in outs:
+        book.execute(ROOT / "params" / "ci.yaml", only=chapters, out_dir=out, claims_dir=tmp_path / "claims")
+    printed = capfd.readouterr()
+    for slug in chapters:
+        assert (outs[1] / f"{slug}.ipynb").read_bytes() == (outs[2] / f"{slug}.ipynb").read_bytes(), slug
+    assert (outs[0] / "01_task_and_model.ipynb").read_bytes() == (outs[1] / "01_task_and_model.ipynb").read_bytes()
+    expected = [rf"executed {slug} +\d+ s  ok" for slug in chapters] + [r"executed 2 chapter\(s\) in \d+ s"]
+    lines = printed.out.splitlines()
+    assert len(lines) == 3 * len(expected), printed.out
+    assert all(re.fullmatch(pattern, line) for pattern, line in zip(expected * 3, lines)), printed.out
+    assert "without encryption" not in printed.err and "IPKernelApp" not in printed.err, printed.err
+    figures = [o for c in json.loads((outs[2] / "04_generalization.ipynb").read_text())["cells"]
+               for o in c.get("outputs", []) if book.FIGURE_MARK in "".join(o.get("data", {}).get("text/html", ""))]
+    assert figures and all("application/vnd.plotly.v1+json" in o["data"] for o in figures)
+
+
+def test_messages_keep_real_warnings_and_drop_known_noise():
+    text = ("\x1b[91mWARNING: a real one\x1b[39;49;00m\n\n"
+            "[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All communication ...\n"
+            "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel\n"
+            "Traceback (most recent call last):\n")
+    assert book.real_messages(text) == ["WARNING: a real one", "Traceback (most recent call last):"]
+
+
+FAKE_SPHINX = """
+import sys, time
+print("\x1b[01mRunning Sphinx v7.4.7\x1b[39;49;00m")
+print("myst v3.0.1: MdParserConfig(commonmark_only=False, ...)")
+print("reading sources... [ 50%] book/chapters/01_x")
+time.sleep(0.2)
+print("reading sources... [100%] book/intro")
+print("writing output... [100%] book/chapters/01_x")
+print("build finished", flush=True)
+print("\x1b[91m/x.md:3: WARNING: undefined label\x1b[39;49;00m", file=sys.stderr)
+print("[IPKernelApp] WARNING | Kernel is running over TCP without encryption.", file=sys.stderr)
+sys.exit(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("exit_code", [0, 1])
+def test_the_build_shows_warnings_and_hides_sphinx_chatter(exit_code, capfd):
+    cmd = [sys.executable, "-c", FAKE_SPHINX, str(exit_code)]
+    if exit_code:
+        with pytest.raises(book.BookError, match="jupyter-book build failed"):
+            book.run_jupyter_book(cmd)
+    else:
+        seconds = book.run_jupyter_book(cmd)
+        assert seconds["book/chapters/01_x"] >= 0.15 and set(seconds) == {"book/chapters/01_x", "book/intro"}
+    printed = capfd.readouterr()
+    assert printed.out == ""
+    assert "/x.md:3: WARNING: undefined label" in printed.err and "\x1b" not in printed.err
+    assert "without encryption" not in printed.err
+    assert ("MdParserConfig" in printed.err) == bool(exit_code)  # the status output only when it failed
+
+
 # ------------------------------------------------------------------ the HTML and the browser
 @pytest.fixture(scope="module")
 def html():
@@ -232,3 +346,85 @@ def test_screenshot_of_the_phases_chapter(chromium, server):
     run_chromium(chromium, "--window-size=1280,4000", "--hide-scrollbars", f"--screenshot={shot}",
                  f"{server}/book/chapters/02_training_phases.html")
     assert shot.is_file() and shot.stat().st_size > 20_000
+
+
+# ------------------------------------------------------------------ offline, error-free, within the column
+BOOK_PAGES = ["book/intro", "book/protocol", *(f"book/chapters/{p.stem}" for p in executed_chapters()),
+              "book/reproduce", "book/bibliography"]
+FIGURES_DRAWN = ("!window.Plotly || Array.from(document.querySelectorAll('.plotly-graph-div'))"
+                 ".every(d => d.querySelector('.main-svg'))")
+# Outputs and figures of the page's text column whose box or content is wider than the column (scrollWidth:
+# a line or table that only fits by scrolling sideways counts too).
+MEASURE_WIDTHS = """(() => {
+  const column = document.querySelector("article.bd-article") || document.querySelector("main");
+  const limit = column.clientWidth, right = column.getBoundingClientRect().right;
+  const wide = [];
+  for (const el of column.querySelectorAll(
+      ".cell_output, .cell_output > *, .cell_output pre, .plotly-graph-div, .js-plotly-plot .main-svg, " +
+      "figure, img, table, .MathJax, mjx-container")) {
+    const box = el.getBoundingClientRect();
+    const width = Math.max(el.scrollWidth || 0, box.width);
+    if (width > limit + 1 || box.right > right + 1) {
+      const cls = typeof el.className === "string" ? el.className.trim().split(/\\s+/).join(".") : "";
+      wide.push(`${el.tagName.toLowerCase()}${cls ? "." + cls : ""} ${Math.round(width)} px: ` +
+                (el.innerText || el.textContent || "").trim().replace(/\\s+/g, " ").slice(0, 50));
+    }
+  }
+  return {column: limit, wide: wide};
+})()"""
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    from browser import Chromium
+    driver = Chromium(chromium, width=1280, height=900)
+    yield driver
+    driver.close()
+
+
+@pytest.fixture(scope="module")
+def page_reports(browser, server):
+    """Each page visited once (lazily), in the 1280-pixel-wide window of a laptop."""
+    reports = {}
+
+    def visit(page: str):
+        if page not in reports:
+            reports[page] = browser.visit(f"{server}/{page}.html", script=MEASURE_WIDTHS, ready=FIGURES_DRAWN)
+        return reports[page]
+    return visit
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_page_loads_nothing_from_the_network_and_logs_no_error(page, page_reports, html):
+    if not (html / f"{page}.html").is_file():
+        pytest.skip(f"{page} is not in this build")
+    report = page_reports(page)
+    assert not report.external, (f"{page} requested {len(report.external)} URL(s) off this machine, e.g."
+                                 f" {report.external[0]} (a chapter executed before the offline renderer:"
+                                 f" re-execute it with `python -m assignadd_core.book execute --only SLUG`)")
+    assert not report.errors, f"{page}: {len(report.errors)} console error(s): " + " | ".join(report.errors[:5])
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_no_output_is_wider_than_the_text_column(page, page_reports, html):
+    if not (html / f"{page}.html").is_file():
+        pytest.skip(f"{page} is not in this build")
+    measured = page_reports(page).result
+    assert measured["column"] > 300, measured
+    assert not measured["wide"], (f"{page}: {len(measured['wide'])} element(s) wider than the"
+                                  f" {measured['column']} px column: " + " | ".join(measured["wide"][:6]))
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_each_page_loads_mathjax_at_most_once_and_from_the_book(page, html):
+    path = html / f"{page}.html"
+    if not path.is_file():
+        pytest.skip(f"{page} is not in this build")
+    scripts = re.findall(r"<script[^>]*\ssrc=\"([^\"]+)\"", path.read_text())
+    mathjax = [src for src in scripts if "mathjax" in src.lower()]
+    assert len(mathjax) <= 1, f"{page} loads MathJax {len(mathjax)} times: {mathjax}"
+    assert all(not re.match(r"(https?:)?//", src) for src in scripts), \
+        f"{page} loads scripts from elsewhere: {[s for s in scripts if re.match(r'(https?:)?//', s)]}"
+    if page in ("book/intro", "book/chapters/07_fourier", "book/chapters/08_theory"):  # pages with math
+        assert len(mathjax) == 1 and "_static/mathjax/tex-mml-chtml.js" in mathjax[0]
+        assert (html / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
