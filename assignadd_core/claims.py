@@ -1,9 +1,10 @@
-"""The paper's claims C1–C10 (and the book's finding R1) and the verdicts our chapters record for them.
+"""The paper's claims C1–C10 (and the book's findings R1, R2) and the verdicts our chapters record for them.
 
 A chapter that tests a claim calls `record_claim(...)` with our number and a verdict computed
 from it; the claims chapter reads every record and writes the table, also as `runs/claims.csv`
-(columns claim, paper, ours, verdict: a stable interface). A claim nobody recorded is
-"not yet run".
+(columns claim, paper, ours, verdict, authors_weights: a stable interface, the last added in 2026-12). A claim
+nobody recorded is "not yet run". The appendix on the authors' released weights records, with
+`record_authors`, the verdict of the same rule on their model (claims about a final model only).
 
 The records are the book's verdicts, so only the book driver writes them: it names the claims
 folder in ASSIGNADD_CLAIMS_DIR for the chapters it executes (papermill's kernel inherits it). A
@@ -60,7 +61,11 @@ CLAIMS = {
                  " copies variable identities", "gradient's structure during phases 1–2", "chapters/08_theory"),
     "R1": Claim("How often a seed goes through the three phases within 40,000 steps (this book's finding)",
                 "one seed shown; no statement", "chapters/03_reliability"),
+    "R2": Claim("What decides whether a run composes: the initialization, the data order, or their combination;"
+                " how early it shows; what rescues a stuck run (this book's finding)",
+                "one seed shown; no statement", "chapters/04_composition"),
 }
+AUTHORS_DIR = "authors"  # the appendix's records of the rules on the authors' weights, beside ours
 
 
 def claims_dir(root: Path | None = None) -> Path:
@@ -98,18 +103,37 @@ def record_claim(claim: str, ours: str, verdict: str, details: dict | None = Non
     return path
 
 
+def record_authors(claim: str, verdict: str, text: str, root: Path | None = None) -> Path | None:
+    """Store the verdict of a claim's rule on the authors' released weights (same writing rule as record_claim)."""
+    if claim not in CLAIMS:
+        raise ConfigError(f"unknown claim {claim!r}; claims are {', '.join(CLAIMS)}")
+    if verdict not in VERDICTS:
+        raise ConfigError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+    folder = claims_dir(root) if root is not None else _driver_dir()
+    if folder is None:
+        print(f"{claim} (authors' weights): not recorded (this execution is not the book build)", file=sys.stderr)
+        return None
+    path = folder / AUTHORS_DIR / f"{claim}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps({"claim": claim, "verdict": verdict, "text": text}, indent=2,
+                                       sort_keys=True) + "\n")
+    return path
+
+
 def claims_table(root: Path | None = None) -> pd.DataFrame:
     rows = []
     for key, claim in CLAIMS.items():
         path = records_dir(root) / f"{key}.json"
         record = json.loads(path.read_text()) if path.is_file() else {"ours": "—", "verdict": "not yet run"}
+        authors = records_dir(root) / AUTHORS_DIR / f"{key}.json"
+        theirs = json.loads(authors.read_text()) if authors.is_file() else {"verdict": "—", "text": ""}
         rows.append({"claim": key, "statement": claim.statement, "paper": claim.paper, "ours": record["ours"],
-                     "verdict": record["verdict"], "rule": RULES.get(key, "—"), "chapter": claim.chapter})
+                     "verdict": record["verdict"], "authors_weights": theirs["verdict"],
+                     "authors_text": theirs["text"], "rule": RULES.get(key, "—"), "chapter": claim.chapter})
     return pd.DataFrame(rows)
 
 
-VERDICT_COLORS = {"reproduced": "#1a7f37", "partly": "#9a6700", "not reproduced": "#cf222e",
-                  "not yet run": "#6e7781", "finding": "#0969da"}
+from .present import VERDICT_COLORS  # noqa: E402
 
 
 def chapter_title(chapter: str, chapters_dir: Path) -> str | None:
@@ -124,24 +148,31 @@ def chapter_title(chapter: str, chapters_dir: Path) -> str | None:
 
 
 def claims_html(table: pd.DataFrame, chapters_dir: Path) -> str:
-    """The claims table as HTML: claim, statement, paper, ours, verdict (coloured), the rule, chapter link."""
+    """The claims table as compact HTML: one line per claim (statement, paper, verdict, the same rule on the
+    authors' weights, chapter link), with our numbers and the rule in an expandable detail."""
     import html
 
-    def cell(text) -> str:
-        return f"<td>{html.escape(str(text))}</td>"
+    def esc(text) -> str:
+        return html.escape(str(text))
 
     def link(chapter: str) -> str:
         slug, title = chapter.split("/")[-1], chapter_title(chapter, chapters_dir)
-        return f'<a href="{slug}.html">{html.escape(title)}</a>' if title else f"{html.escape(slug)} (not built yet)"
+        return f'<a href="{slug}.html">{esc(title)}</a>' if title else f"{esc(slug)} (not built yet)"
 
-    rows = "".join(
-        f"<tr><td><b>{r.claim}</b></td>{cell(r.statement)}{cell(r.paper)}{cell(r.ours)}"
-        f'<td style="color:{VERDICT_COLORS[r.verdict]};font-weight:bold">{r.verdict}</td>'
-        f'<td style="font-size:85%">{html.escape(r.rule)}</td><td>{link(r.chapter)}</td></tr>'
-        for r in table.itertuples())
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "ours", "verdict", "rule", "chapter"))
-    return f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+    def verdict(word: str) -> str:
+        color = VERDICT_COLORS.get(word)
+        return f'<span style="color:{color};font-weight:bold">{esc(word)}</span>' if color else esc(word)
 
+    rows = []
+    for r in table.itertuples():
+        theirs = f"<p><b>Same rule on the authors' weights:</b> {esc(r.authors_text)}</p>" if r.authors_text else ""
+        rows.append(
+            f"<tr><td><b>{r.claim}</b></td><td>{esc(r.statement)}<details><summary>our numbers and the rule</summary>"
+            f"<p><b>Ours:</b> {esc(r.ours)}</p>{theirs}<p><b>Rule:</b> {esc(r.rule)}</p></details></td>"
+            f"<td>{esc(r.paper)}</td><td>{verdict(r.verdict)}</td><td>{verdict(r.authors_weights)}</td>"
+            f"<td>{link(r.chapter)}</td></tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "verdict", "authors' weights", "chapter"))
+    return f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
 def write_claims_csv(root: Path | None = None) -> Path | None:
@@ -151,5 +182,6 @@ def write_claims_csv(root: Path | None = None) -> Path | None:
         print("claims.csv: not written (this execution is not the book build)", file=sys.stderr)
         return None
     path = folder.parent / "claims.csv"
-    atomic_write_text(path, claims_table(root)[["claim", "paper", "ours", "verdict"]].to_csv(index=False))
+    columns = ["claim", "paper", "ours", "verdict", "authors_weights"]
+    atomic_write_text(path, claims_table(root)[columns].to_csv(index=False))
     return path

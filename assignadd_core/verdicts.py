@@ -137,6 +137,16 @@ RULES = {
             " not what decides composition, and the chapter says so."),
     "R1": ("No verdict (the paper shows one seed and makes no statement): the share of seeds in which the phase"
            " detector finds all three phases within 40,000 steps, with an exact (Clopper–Pearson) 95 % interval."),
+    "R2": ("No verdict (the paper shows one seed and makes no statement). A run composed when its 1-var train"
+           " accuracy is at least 0.9 after 12,000 steps. The rate over seeds comes with a Clopper–Pearson interval and"
+           " is compared with the sweeps' by Fisher's exact test (two-sided, 5 %). In the factorial (four seeds that"
+           " composed at 40,000 steps, four that did not; each initialization trained on each data order, 64 cells)"
+           " the initialization decides if the composers' initializations compose more often than the failers' over"
+           " all data orders (Fisher's exact test on the 32 + 32 cells, p < 0.05) while the data orders show no such"
+           " difference (p ≥ 0.05); the data order decides in the mirror case; both matter if both tests find a"
+           " difference; neither decides alone otherwise (their combination, or chance). Counts per block come with"
+           " Clopper–Pearson intervals. The early predictor is the logged quantity and step whose AUC on held-out seeds"
+           " (fit on half of the seeds) is highest at the earliest step where it reaches 0.9."),
 }
 
 # Rules rewritten after their first results, with the date, the earlier wording and why (the chapters print them

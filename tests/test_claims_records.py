@@ -23,12 +23,12 @@ def no_driver(monkeypatch, tmp_path):
 
 
 def test_every_claim_has_a_rule_or_is_the_finding():
-    assert list(CLAIMS) == [f"C{i}" for i in range(1, 11)] + ["R1"]
+    assert list(CLAIMS) == [f"C{i}" for i in range(1, 11)] + ["R1", "R2"]
     assert set(VERDICT_COLORS) == set(VERDICTS)
 
 
 def test_unknown_claim_and_verdict_are_refused_with_the_choices(no_driver):
-    with pytest.raises(ConfigError, match=r"^unknown claim 'C99'; claims are C1, C2, C3, .*, C10, R1$"):
+    with pytest.raises(ConfigError, match=r"^unknown claim 'C99'; claims are C1, C2, C3, .*, C10, R1, R2$"):
         claims.record_claim("C99", ours="x", verdict="partly", root=no_driver)
     with pytest.raises(ConfigError, match=r"^verdict must be one of \('reproduced', .*'finding'\), got 'mostly'$"):
         claims.record_claim("C1", ours="x", verdict="mostly", root=no_driver)
@@ -74,7 +74,8 @@ def test_claims_table_fills_in_what_was_not_recorded(no_driver):
     claims.record_claim("C7", ours="5 key frequencies", verdict="reproduced", root=no_driver)
     claims.record_claim("R1", ours="3 of 8 seeds", verdict="finding", root=no_driver)
     table = claims.claims_table(no_driver)
-    assert list(table.columns) == ["claim", "statement", "paper", "ours", "verdict", "rule", "chapter"]
+    assert list(table.columns) == ["claim", "statement", "paper", "ours", "verdict", "authors_weights", "authors_text",
+                                   "rule", "chapter"]
     assert list(table["claim"]) == list(CLAIMS)
     rows = table.set_index("claim")
     assert (rows.loc["C7", "ours"], rows.loc["C7", "verdict"]) == ("5 key frequencies", "reproduced")
@@ -83,6 +84,19 @@ def test_claims_table_fills_in_what_was_not_recorded(no_driver):
     for key, claim in CLAIMS.items():
         assert rows.loc[key, "statement"] == claim.statement and rows.loc[key, "paper"] == claim.paper
         assert rows.loc[key, "chapter"] == claim.chapter and rows.loc[key, "rule"] == RULES[key]
+        assert rows.loc[key, "authors_weights"] == "—" and rows.loc[key, "authors_text"] == ""
+
+
+def test_the_rule_on_the_authors_weights_is_recorded_beside_ours(no_driver):
+    claims.record_claim("C7", ours="ours", verdict="partly", root=no_driver)
+    assert claims.record_authors("C7", "reproduced", "7 frequencies", root=no_driver) == (
+        no_driver / "claims" / "authors" / "C7.json")
+    rows = claims.claims_table(no_driver).set_index("claim")
+    assert (rows.loc["C7", "verdict"], rows.loc["C7", "authors_weights"]) == ("partly", "reproduced")
+    assert rows.loc["C7", "authors_text"] == "7 frequencies" and rows.loc["C6", "authors_weights"] == "—"
+    with pytest.raises(ConfigError, match="verdict must be one of"):
+        claims.record_authors("C7", "great", "", root=no_driver)
+    assert claims.record_authors("C7", "reproduced", "x") is None  # not the book build: nothing written
 
 
 def test_claims_csv_has_the_stable_columns(no_driver):
@@ -90,7 +104,8 @@ def test_claims_csv_has_the_stable_columns(no_driver):
     path = claims.write_claims_csv(no_driver)
     assert path == no_driver / "claims.csv"
     csv = pd.read_csv(path, keep_default_na=False)
-    assert list(csv.columns) == ["claim", "paper", "ours", "verdict"] and list(csv["claim"]) == list(CLAIMS)
+    assert list(csv.columns) == ["claim", "paper", "ours", "verdict", "authors_weights"]
+    assert list(csv["claim"]) == list(CLAIMS)
     assert csv.set_index("claim").loc["C3", "ours"] == "0.97"
     assert csv.set_index("claim").loc["C4", "verdict"] == "not yet run"
 
@@ -116,16 +131,20 @@ def test_claims_html_colours_verdicts_escapes_text_and_links_built_chapters(tmp_
     chapter(tmp_path / "02_training_phases.ipynb", "|# Training <phases>")
     table = pd.DataFrame([
         {"claim": "C1", "statement": "a < b & c", "paper": "p", "ours": "o", "verdict": "partly",
-         "rule": "x > 0.9", "chapter": "chapters/02_training_phases"},
+         "authors_weights": "reproduced", "authors_text": "theirs > 0", "rule": "x > 0.9",
+         "chapter": "chapters/02_training_phases"},
         {"claim": "C8", "statement": "s", "paper": "p", "ours": "—", "verdict": "not yet run",
-         "rule": "r", "chapter": "chapters/09_data_thresholds"}])
+         "authors_weights": "—", "authors_text": "", "rule": "r", "chapter": "chapters/09_data_thresholds"}])
     html = claims.claims_html(table, tmp_path)
     assert html.startswith('<table class="claims-table"><thead><tr><th>claim</th><th>statement</th><th>paper</th>'
-                           "<th>ours</th><th>verdict</th><th>rule</th><th>chapter</th></tr></thead><tbody>")
+                           "<th>verdict</th><th>authors' weights</th><th>chapter</th></tr></thead><tbody>")
     assert html.endswith("</tbody></table>") and html.count("<tr>") == 3
-    assert "<td><b>C1</b></td><td>a &lt; b &amp; c</td><td>p</td><td>o</td>" in html
-    assert f'<td style="color:{VERDICT_COLORS["partly"]};font-weight:bold">partly</td>' in html
-    assert '<td style="font-size:85%">x &gt; 0.9</td>' in html
+    assert ("<td><b>C1</b></td><td>a &lt; b &amp; c<details><summary>our numbers and the rule</summary>"
+            "<p><b>Ours:</b> o</p><p><b>Same rule on the authors' weights:</b> theirs &gt; 0</p>"
+            "<p><b>Rule:</b> x &gt; 0.9</p></details></td><td>p</td>") in html
+    assert f'<span style="color:{VERDICT_COLORS["partly"]};font-weight:bold">partly</span>' in html
+    assert f'<span style="color:{VERDICT_COLORS["reproduced"]};font-weight:bold">reproduced</span>' in html
+    assert "<td>—</td>" in html  # no authors' verdict for C8
     assert '<td><a href="02_training_phases.html">Training &lt;phases&gt;</a></td>' in html
     assert "</tr><tr><td><b>C8</b></td>" in html and "<td>09_data_thresholds (not built yet)</td>" in html
     bare = claims.claims_html(table.assign(chapter=["02_training_phases", "09_data_thresholds"]), tmp_path)
