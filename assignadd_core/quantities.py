@@ -106,7 +106,8 @@ def _fourier(model, step):
     summary = fourier.fourier_summary(model, source="sequences", maps=maps)
     null = controls.fourier_null(model, source="sequences")
     power = fourier.embedding_power(model)
-    return {"n_key_frequencies_70": float(len(controls.frequencies_for_share(power, 0.7))),
+    return {"n_frequencies": float(fourier.n_frequencies(model.config.task.modulus)),
+            "n_key_frequencies_70": float(len(controls.frequencies_for_share(power, 0.7))),
             "n_key_frequencies_factor": float(len(summary["embedding_key_frequencies"])),
             "share_above_09": float(summary["frac_active_above_0.9"]),
             "n_above_09": float(round(summary["frac_active_above_0.9"] * summary["n_active"])),
@@ -135,7 +136,7 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
              "the relabel patch: does layer 2 follow the copied label (C5)"),
     Quantity("shared_addition", 1, ("matched", "ceiling", "same_sum", "one_shared_operand", "unrelated",
                                     "patch_kept"), _shared_addition, "one addition MLP for literals and variables (C6)"),
-    Quantity("fourier", 1, ("n_key_frequencies_70", "n_key_frequencies_factor", "share_above_09", "n_above_09",
+    Quantity("fourier", 1, ("n_frequencies", "n_key_frequencies_70", "n_key_frequencies_factor", "share_above_09", "n_above_09",
                             "best_r2", "median_r2", "null_q99", "n_active"), _fourier,
              "Fourier features of the embedding and the layer-2 neurons, with the null (C7)"),
     Quantity("qk2_gradient", 1, ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",

@@ -33,7 +33,8 @@ PREV_TOKEN_LEVEL, COPY_LEVEL = 0.9, 0.95  # C4: measures 2 and 5
 LOOKUP_BROKEN, ADDITION_KEPT = 0.5, 0.9  # C4: ablation at value positions
 IDENTITY_LEVEL, READ_LEVEL, RELABEL_LEVEL = 0.9, 0.9, 0.8  # C5: measures 3 and 6, relabel patch followed
 MATCHED_LEVEL, CEILING_GAP, BASELINE_GAP, PATCH_KEPT = 0.9, 0.05, 0.2, 0.95  # C6
-FEW_FREQUENCIES, SINGLE_NEURONS = 9, 3  # C7: a few = at most a third of the 29; some single neurons above R² 0.9
+FEW_SHARE, SINGLE_NEURONS = 1 / 3, 3  # C7: a few = at most a third of the frequencies; some single neurons above R² 0.9
+FEW_FREQUENCIES = int(FEW_SHARE * 29)  # 9 of the 29 frequencies at N = 59
 SINGLE_NEURON_R2 = 0.9
 OLD_MAX_KEY_FREQUENCIES, OLD_SINGLE_NEURON_SHARE = 7, 0.5  # C7's rule before 2026-12 (see RULE_CHANGES)
 THRESHOLD_LEVEL, THRESHOLD_CLOSE, THRESHOLD_NEAR = 0.9, 0.1, 0.2  # C8, C9
@@ -92,7 +93,8 @@ RULES = {
            " otherwise. " + OVER_SEEDS),
     "C4": (f"Per composed seed: reproduced if measure 2 ≥ {PREV_TOKEN_LEVEL} and measure 5 ≥ {COPY_LEVEL} at the"
            " end of training and mean-ablating layer 1's output at the prefix value positions only (the"
-           f" previous-token copy, nothing at `=`) drops 1-var train accuracy with a distractor below {LOOKUP_BROKEN}"
+           f" previous-token copy, nothing at `=`) drops 1-var train accuracy with a distractor from at least"
+           f" {LEARNED_LEVEL} below {LOOKUP_BROKEN}"
            f" while 0-var train stays ≥ {ADDITION_KEPT}; partly if the measures hold or the ablation isolates the"
            " role, not both; not reproduced otherwise. " + OVER_SEEDS),
     "C5": (f"Per composed seed: reproduced if measure 3 ≥ {IDENTITY_LEVEL} and measure 6 ≥ {READ_LEVEL} and, when"
@@ -107,7 +109,7 @@ RULES = {
            f" ≥ {PATCH_KEPT:.0%} of answers; partly if the gap to the hardest baseline holds but another condition"
            " fails; not reproduced otherwise. " + OVER_SEEDS),
     "C7": (f"Per composed seed, from the claim's words (a few key frequencies; single neurons explained above 90 %):"
-           f" reproduced if at most {FEW_FREQUENCIES} of the 29 frequencies (a third) hold 70 % of the number"
+           f" reproduced if at most {FEW_FREQUENCIES} of the 29 frequencies (a third of them) hold 70 % of the number"
            f" embedding's non-constant power, at least {SINGLE_NEURONS} active layer-2 neurons are explained above"
            f" R² {SINGLE_NEURON_R2} by one frequency, and the median R² of the active neurons exceeds the 99th"
            " percentile of the same median under the null models (untrained networks; shuffled operands); partly if"
@@ -159,6 +161,10 @@ RULE_CHANGES = {
     "C2": (("2026-12", "Read on the three runs of the phases chapter; now on all ten seeds."),),
     "C3": (("2026-12", "Read on the runs of the phases chapter that had a detected jump; now on every seed that"
                        " composed, with partly for a seed whose lowest var-restricted pool is at least 0.9."),),
+    "C4": (("2026-12", "The ablation condition did not ask that 1-var accuracy was high before the ablation: a model"
+                       " whose layer 1 copies nothing (the hand-built solver with its value weights zeroed) passed"
+                       " it, its lookup already broken. The negative control found it; now the clean accuracy must"
+                       " be at least 0.9."),),
     "C7": (("2026-12", f"Reproduced if the embedding's key frequencies (holding 70 % of its non-constant power)"
                        f" numbered 1 to {OLD_MAX_KEY_FREQUENCIES} of 29 and more than {OLD_SINGLE_NEURON_SHARE:.0%}"
                        " of the active neurons were explained above 90 % by one frequency. The authors' released"
@@ -233,11 +239,15 @@ def c3_seed(var_pools: Mapping[str, float]) -> Verdict:
 
 
 # ---------------------------------------------------------------------------- circuits chapter
-def c4_previous_token(m2: float, m5: float, value_ablated_1var: float, value_ablated_0var: float) -> Verdict:
+def c4_previous_token(m2: float, m5: float, value_ablated_1var: float, value_ablated_0var: float,
+                      clean_1var: float = 1.0) -> Verdict:
+    """`clean_1var`: 1-var train accuracy (with a distractor) before the ablation, which must be at least
+    LEARNED_LEVEL: an ablation cannot break a lookup that does not work."""
     measures = m2 >= PREV_TOKEN_LEVEL and m5 >= COPY_LEVEL
-    isolated = value_ablated_1var < LOOKUP_BROKEN and value_ablated_0var >= ADDITION_KEPT
+    isolated = (clean_1var >= LEARNED_LEVEL and value_ablated_1var < LOOKUP_BROKEN
+                and value_ablated_0var >= ADDITION_KEPT)
     text = (f"measure 2 = {m2:.2f}, measure 5 = {m5:.2f}; layer 1 mean-ablated at value positions only: 1-var train"
-            f" (distractor) {value_ablated_1var:.3f}, 0-var train {value_ablated_0var:.3f}")
+            f" (distractor) {clean_1var:.3f} → {value_ablated_1var:.3f}, 0-var train {value_ablated_0var:.3f}")
     if measures and isolated:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if measures or isolated else NOT_REPRODUCED, text)
@@ -269,10 +279,10 @@ def c6_shared_addition(matched: float, ceiling: float, baselines: Mapping[str, f
 
 
 def c7_fourier(n_key_frequencies: int, n_above_09: int, median_r2: float, null_median_r2_q99: float,
-               best_r2: float = float("nan")) -> Verdict:
-    """`n_key_frequencies`: fewest frequencies holding 70 % of W_E's non-constant power; `n_above_09`: active
-    neurons with a single-frequency R² above 0.9."""
-    few = 1 <= n_key_frequencies <= FEW_FREQUENCIES
+               best_r2: float = float("nan"), n_frequencies: int = 29) -> Verdict:
+    """`n_key_frequencies`: fewest frequencies holding 70 % of W_E's non-constant power (of `n_frequencies`,
+    29 at N = 59); `n_above_09`: active neurons with a single-frequency R² above 0.9."""
+    few = 1 <= n_key_frequencies <= int(FEW_SHARE * n_frequencies)
     beats_null = median_r2 > null_median_r2_q99
     text = (f"{n_key_frequencies} frequencies hold 70 % of the embedding's power; {n_above_09} active neurons with"
             f" R² > {SINGLE_NEURON_R2} (best {best_r2:.3f}); median R² {median_r2:.3f} vs null 99th percentile"

@@ -207,6 +207,12 @@ def test_c3_boundary_is_inclusive():
     assert v.c3_seed({"p": 0.9 - 1e-9}).verdict == NOT_REPRODUCED
 
 
+def test_c4_needs_a_working_lookup_before_the_ablation():
+    assert v.c4_previous_token(1.0, 1.0, 0.2, 1.0, clean_1var=0.25).verdict == PARTLY  # nothing to break
+    assert v.c4_previous_token(1.0, 1.0, 0.2, 1.0, clean_1var=v.LEARNED_LEVEL).verdict == REPRODUCED
+    assert "0.950 → 0.200" in v.c4_previous_token(1.0, 1.0, 0.2, 1.0, clean_1var=0.95).text
+
+
 def test_c4_boundaries():
     ok = (v.PREV_TOKEN_LEVEL, v.COPY_LEVEL, v.LOOKUP_BROKEN - 1e-9, v.ADDITION_KEPT)
     assert v.c4_previous_token(*ok).verdict == REPRODUCED
@@ -236,6 +242,12 @@ def test_c6_boundaries():
     assert v.c6_shared_addition(matched - 1e-9, matched, base, 0.99).verdict == NOT_REPRODUCED
 
 
+def test_c7_few_is_a_third_of_the_frequencies():
+    assert v.FEW_FREQUENCIES == 9
+    assert v.c7_fourier(1, 40, 0.7, 0.2, n_frequencies=3).verdict == REPRODUCED  # N = 7: one of three
+    assert v.c7_fourier(2, 40, 0.7, 0.2, n_frequencies=3).verdict == NOT_REPRODUCED
+
+
 def test_c7_boundaries():
     assert v.c7_fourier(1, v.SINGLE_NEURONS, 0.5, 0.4).verdict == REPRODUCED
     assert v.c7_fourier(v.FEW_FREQUENCIES, v.SINGLE_NEURONS, 0.5, 0.4).verdict == REPRODUCED
@@ -252,7 +264,7 @@ def test_c10_boundaries():
 
 
 def test_texts_carry_the_deciding_numbers():
-    assert "0.106" in v.c4_previous_token(1.0, 1.0, 0.106, 1.0).text
+    assert "0.106" in v.c4_previous_token(1.0, 1.0, 0.106, 1.0, 0.99).text
     assert "98.4%" in v.c5_identity(1.0, 1.0, 1.0, 0.984).text
     text = v.c7_fourier(8, 27, 0.742, 0.1, 0.952).text
     assert "8 frequencies" in text and "27 active neurons" in text and "best 0.952" in text and "0.742" in text
