@@ -1,0 +1,145 @@
+"""When does a run compose? The composition study's numbers: rates with intervals, the factorial of initialization
+and data order, the step of composition, an early predictor, and the verdict-free answer of R2 (`verdicts.RULES`).
+
+Inputs are the study's sweeps (`sweep.SWEEPS`: composition_seeds, composition_factorial, composition_bf16): one
+record per run (its config: seed = data order, init_seed) and one metrics table per run (every 100 steps).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..verdicts import clopper_pearson, composed
+from .phases import detect_phases
+
+FISHER_LEVEL = 0.05
+
+
+def study_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per finished run: key, data (train.seed), init (the weights' seed), composed, composition and jump
+    steps (`phases.detect_phases`), and the final 1-var train accuracy. `records`: a sweep's results frame;
+    `metrics`: config hash -> metrics table (missing: steps left empty)."""
+    rows = []
+    for record in records[records["status"] == "done"].to_dict("records"):
+        init = record.get("init_seed")
+        init = int(record["seed"]) if init is None or pd.isna(init) else int(init)
+        table = metrics.get(record["key"])
+        found = detect_phases(table) if table is not None else {}
+        rows.append({"key": record["key"], "data": int(record["seed"]), "init": init,
+                     "one_var_train": float(record["1var_train"]), "composed": composed(float(record["1var_train"])),
+                     "composition": found.get("composition"), "jump": found.get("jump")})
+    return pd.DataFrame(rows, columns=["key", "data", "init", "one_var_train", "composed", "composition", "jump"])
+
+
+@dataclass(frozen=True)
+class Count:
+    successes: int
+    trials: int
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return clopper_pearson(self.successes, self.trials)
+
+    def describe(self) -> str:
+        low, high = self.interval
+        return (f"{self.successes} of {self.trials} ({self.successes / self.trials:.0%}; 95 % interval"
+                f" {low:.0%}–{high:.0%})" if self.trials else "no runs")
+
+
+def count(flags) -> Count:
+    flags = [bool(f) for f in flags]
+    return Count(sum(flags), len(flags))
+
+
+def fisher(a: Count, b: Count) -> float:
+    """Two-sided p-value of Fisher's exact test: do the two rates differ?"""
+    from scipy.stats import fisher_exact
+    table = [[a.successes, a.trials - a.successes], [b.successes, b.trials - b.successes]]
+    return float(fisher_exact(table, alternative="two-sided").pvalue)
+
+
+def factorial_blocks(table: pd.DataFrame, composers, failers) -> pd.DataFrame:
+    """Counts per block: rows = initialization group, columns = data-order group."""
+    groups = {"composers": set(composers), "failers": set(failers)}
+    out = {}
+    for init_name, inits in groups.items():
+        for data_name, datas in groups.items():
+            cells = table[table["init"].isin(inits) & table["data"].isin(datas)]
+            out[(f"{init_name}' initialization", f"{data_name}' data order")] = count(cells["composed"])
+    return pd.Series(out).unstack()
+
+
+def factorial_answer(table: pd.DataFrame, composers, failers) -> dict:
+    """R2's factorial rule: Fisher's exact test by initialization group and by data-order group."""
+    by_init = {g: count(table[table["init"].isin(s)]["composed"]) for g, s in (("composers", composers),
+                                                                               ("failers", failers))}
+    by_data = {g: count(table[table["data"].isin(s)]["composed"]) for g, s in (("composers", composers),
+                                                                               ("failers", failers))}
+    p_init, p_data = fisher(by_init["composers"], by_init["failers"]), fisher(by_data["composers"], by_data["failers"])
+    init_effect = p_init < FISHER_LEVEL and by_init["composers"].successes / max(by_init["composers"].trials, 1) > \
+        by_init["failers"].successes / max(by_init["failers"].trials, 1)
+    data_effect = p_data < FISHER_LEVEL and by_data["composers"].successes / max(by_data["composers"].trials, 1) > \
+        by_data["failers"].successes / max(by_data["failers"].trials, 1)
+    answer = ("both the initialization and the data order" if init_effect and data_effect else
+              "the initialization" if init_effect else "the data order" if data_effect else
+              "neither alone (their combination, or chance)")
+    return {"by_init": by_init, "by_data": by_data, "p_init": p_init, "p_data": p_data, "answer": answer}
+
+
+def ecdf(values) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted values and the share of runs at or below each."""
+    x = np.sort(np.asarray([v for v in values if v is not None and not pd.isna(v)], dtype=float))
+    return x, np.arange(1, len(x) + 1) / max(len(x), 1)
+
+
+# ---------------------------------------------------------------------------- an early predictor
+def auc(scores, labels) -> float:
+    """Area under the ROC curve: the chance that a positive scores above a negative (ties count half)."""
+    scores, labels = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
+    pos, neg = scores[labels], scores[~labels]
+    if len(pos) == 0 or len(neg) == 0:
+        return float("nan")
+    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(greater / (len(pos) * len(neg)))
+
+
+def roc_curve(scores, labels) -> tuple[np.ndarray, np.ndarray]:
+    """(false-positive rate, true-positive rate) at every threshold, from (0, 0) to (1, 1)."""
+    scores, labels = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
+    thresholds = np.unique(scores)[::-1]
+    fpr = [0.0] + [float((scores[~labels] >= t).mean()) for t in thresholds]
+    tpr = [0.0] + [float((scores[labels] >= t).mean()) for t in thresholds]
+    return np.array(fpr), np.array(tpr)
+
+
+def feature_table(metrics: dict[str, pd.DataFrame], columns, steps) -> pd.DataFrame:
+    """Rows: runs (config hash); columns: (quantity, step) -> the logged value at that eval step."""
+    data = {}
+    for key, table in metrics.items():
+        by_step = table.set_index("step")
+        data[key] = {(c, s): float(by_step.loc[s, c]) if s in by_step.index else np.nan for c in columns for s in steps}
+    frame = pd.DataFrame.from_dict(data, orient="index")
+    frame.columns = pd.MultiIndex.from_tuples(frame.columns, names=["quantity", "step"])
+    return frame
+
+
+def early_predictor(features: pd.DataFrame, labels: pd.Series, fit_rows, test_rows, level: float = 0.9) -> dict:
+    """For each (quantity, step), the direction and AUC on the fitting half, then the AUC of the same direction
+    on the held-out half. Returns {"table": per feature, "best": the feature chosen on the fitting half (highest
+    AUC, earliest step on ties), "earliest": the earliest step whose chosen feature reaches `level` held out}."""
+    rows = []
+    for column in features.columns:
+        fit_auc = auc(features.loc[fit_rows, column], labels[fit_rows])
+        sign = 1.0 if np.isnan(fit_auc) or fit_auc >= 0.5 else -1.0
+        rows.append({"quantity": column[0], "step": column[1], "sign": sign,
+                     "fit_auc": max(fit_auc, 1 - fit_auc) if not np.isnan(fit_auc) else np.nan,
+                     "test_auc": auc(sign * features.loc[test_rows, column], labels[test_rows])})
+    table = pd.DataFrame(rows)
+    ranked = table.dropna(subset=["fit_auc"]).sort_values(["fit_auc", "step"], ascending=[False, True])
+    best = ranked.iloc[0].to_dict() if len(ranked) else None
+    per_step = ranked.groupby("step").head(1).sort_values("step")  # the feature chosen at each step
+    working = per_step[per_step["test_auc"] >= level]
+    earliest = working.iloc[0].to_dict() if len(working) else None
+    return {"table": table, "best": best, "per_step": per_step, "earliest": earliest}

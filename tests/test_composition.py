@@ -1,0 +1,78 @@
+"""The composition study's statistics on tables whose answers are known."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from assignadd_core.analysis import composition as comp
+from test_phases import synthetic
+
+
+def factorial(decider: str) -> pd.DataFrame:
+    composers, failers = (1, 2, 3, 4), (5, 6, 7, 8)
+    rows = []
+    for init in composers + failers:
+        for data in composers + failers:
+            ok = {"init": init in composers, "data": data in composers, "none": (init + data) % 2 == 0}[decider]
+            rows.append({"key": f"{init}-{data}", "init": init, "data": data, "composed": ok})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("decider, answer", [("init", "the initialization"), ("data", "the data order"),
+                                             ("none", "neither alone (their combination, or chance)")])
+def test_the_factorial_names_what_decides(decider, answer):
+    table = factorial(decider)
+    result = comp.factorial_answer(table, (1, 2, 3, 4), (5, 6, 7, 8))
+    assert result["answer"] == answer
+    blocks = comp.factorial_blocks(table, (1, 2, 3, 4), (5, 6, 7, 8))
+    assert blocks.shape == (2, 2) and all(c.trials == 16 for c in blocks.to_numpy().ravel())
+
+
+def test_both_effects_and_a_reversed_effect_are_not_confused():
+    table = factorial("init")
+    table["composed"] = table["init"].isin((1, 2, 3, 4)) & table["data"].isin((1, 2, 3, 4))
+    assert comp.factorial_answer(table, (1, 2, 3, 4), (5, 6, 7, 8))["answer"] == ("both the initialization and the"
+                                                                                 " data order")
+    reversed_ = factorial("init")
+    reversed_["composed"] = ~reversed_["composed"]  # failers' inits compose: a difference, not "composers win"
+    assert comp.factorial_answer(reversed_, (1, 2, 3, 4), (5, 6, 7, 8))["answer"].startswith("neither")
+
+
+def test_counts_fisher_and_ecdf():
+    assert comp.count([True, False, True]).describe().startswith("2 of 3 (67%; 95 % interval")
+    assert comp.fisher(comp.Count(5, 10), comp.Count(35, 40)) < 0.05
+    assert comp.fisher(comp.Count(5, 10), comp.Count(20, 40)) == pytest.approx(1.0)
+    x, y = comp.ecdf([3000, None, 2700, 5700])
+    assert x.tolist() == [2700, 3000, 5700] and y.tolist() == pytest.approx([1 / 3, 2 / 3, 1])
+
+
+def test_auc_and_roc():
+    assert comp.auc([0.9, 0.8, 0.1, 0.2], [True, True, False, False]) == 1.0
+    assert comp.auc([0.5, 0.5], [True, False]) == 0.5
+    assert np.isnan(comp.auc([0.1], [True]))
+    fpr, tpr = comp.roc_curve([0.9, 0.8, 0.1, 0.2], [True, True, False, False])
+    assert (fpr[0], tpr[0], fpr[-1], tpr[-1]) == (0.0, 0.0, 1.0, 1.0) and tpr[2] == 1.0 and fpr[2] == 0.0
+
+
+def test_early_predictor_picks_the_separating_feature_and_its_earliest_step():
+    rng = np.random.default_rng(0)
+    labels = pd.Series([True] * 10 + [False] * 10, index=[f"r{i}" for i in range(20)])
+    metrics = {}
+    for i, key in enumerate(labels.index):
+        steps = np.arange(1, 3002, 100)
+        signal = (0.8 if labels[key] else 0.2) * (steps >= 1001)  # separates from step 1,001 on
+        metrics[key] = pd.DataFrame({"step": steps, "good": signal + rng.normal(0, 0.01, len(steps)),
+                                     "noise": rng.normal(0, 1, len(steps))})
+    features = comp.feature_table(metrics, ["good", "noise"], [501, 1001, 2001])
+    fit, test = labels.index[::2], labels.index[1::2]
+    result = comp.early_predictor(features, labels, fit, test)
+    assert result["best"]["quantity"] == "good" and result["best"]["step"] == 1001
+    assert result["earliest"]["step"] == 1001 and result["earliest"]["test_auc"] == 1.0
+
+
+def test_study_table_reads_records_and_metrics():
+    records = pd.DataFrame([{"key": "a", "status": "done", "seed": 43, "init_seed": 42.0, "1var_train": 0.99},
+                            {"key": "b", "status": "done", "seed": 45, "init_seed": np.nan, "1var_train": 0.55},
+                            {"key": "c", "status": "error", "seed": 46, "init_seed": np.nan, "1var_train": np.nan}])
+    table = comp.study_table(records, {"a": synthetic(jump=3000)})
+    assert table[["data", "init", "composed"]].values.tolist() == [[43, 42, True], [45, 45, False]]
+    assert abs(table.loc[0, "jump"] - 3000) <= 200 and pd.isna(table.loc[1, "jump"])
