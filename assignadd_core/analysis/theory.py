@@ -213,3 +213,54 @@ def c10_summary(table, metrics, copy_level: float = 0.95, rise_level: float = 0.
                 out[f"{name}_{column}_mean"] = float(part[column].mean())
                 out[f"{name}_{column}_ci"] = bootstrap_mean_interval(part[column])
     return out
+
+
+# ---------------------------------------------------------------------------- C10 over seeds, from dense checkpoints
+def c10_seed(run, every: int = 100) -> dict:
+    """One seed's C10 numbers from a run with dense checkpoints (`verdicts.RULES["C10"]`):
+    the premise window (measures 5 and 4 high, measure 3 low, before the run composes), and the mean whitened
+    contrast of the negative gradient over the checkpoints where layer 1 copies (measure 5 high) before it
+    composes (to the run's end for a run that never does), read on the `every`-step grid plus every window
+    checkpoint. The gradients come from `series(run, "qk2_gradient", ...)`, computed once and cached."""
+    import numpy as np
+
+    from ..series import series
+    from ..verdicts import C10_COPY, C10_EQ, C10_IDENTITY_LOW
+    from .phases import detect_phases
+    metrics = run.metrics().sort_values("step")
+    composition = detect_phases(metrics)["composition"]
+    end = composition if composition is not None else int(metrics["step"].max())
+    m = metrics.set_index("step").loc[:end]
+    copying = m.index[m["m5_l1_value_prev_token"] >= C10_COPY]
+    window = m.index[(m["m5_l1_value_prev_token"] >= C10_COPY) & (m["m4_l1_eq_to_operands"] >= C10_EQ)
+                     & (m["m3_l2_var_identity_qk"] < C10_IDENTITY_LOW)]
+    read = sorted({int(s) for s in copying if s % every == 1} | {int(s) for s in window})
+    available = set(run.checkpoint_steps()) | {k for k in _cached_steps(run)}
+    read = [s for s in read if s in available]
+    contrast = series(run, "qk2_gradient", read)["grad_white_contrast"] if read else None
+    grid = [s for s in read if s % every == 1]
+    return {"composed": composition is not None, "composition": composition,
+            "window_n": int(len(window)),
+            "window_steps": (int(window.min()), int(window.max())) if len(window) else None,
+            "copy_step": int(copying.min()) if len(copying) else None, "contrast_n": len(grid),
+            "mean_contrast": float(contrast.loc[grid].mean()) if grid else float("nan"),
+            "window_contrast": float(contrast.loc[[int(s) for s in window if int(s) in read]].mean())
+            if len(window) and contrast is not None else float("nan"),
+            "share_positive": float((contrast.loc[grid] > 0).mean()) if grid else float("nan")}
+
+
+def _cached_steps(run) -> set[int]:
+    """Steps with a cached gradient (their checkpoints may not be kept)."""
+    from ..series import read_cache
+    return {int(k[2]) for k in read_cache(run, lambda m: None) if k[0] == "qk2_gradient" and k[2].isdigit()}
+
+
+def c10_over_seeds(per_seed: dict[str, dict]) -> dict:
+    """Bootstrap intervals over seeds of the per-seed mean contrast, for the composed seeds and for the control."""
+    from .controls import bootstrap_mean_interval
+    out = {}
+    for group, flag in (("composed", True), ("control", False)):
+        values = [p["mean_contrast"] for p in per_seed.values() if p["composed"] == flag and p["mean_contrast"] == p["mean_contrast"]]
+        out[group] = bootstrap_mean_interval(values) if len(values) >= 2 else None
+        out[f"{group}_n"] = len(values)
+    return out
