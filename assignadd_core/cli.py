@@ -38,6 +38,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from .runs import Run, continue_run, run_path, train_or_load
     config = config_from_args(args)
     set_threads(args.threads)
+    if args.seeds:
+        return train_seeds(args, config)
     if args.continue_from:
         if not args.name:
             raise ConfigError("--continue-from needs --name for the continued run")
@@ -48,6 +50,32 @@ def cmd_train(args: argparse.Namespace) -> int:
     final = run.final()
     print(f"run {run.path}: 0-var held-out exact {final['exact']['0var_heldout']:.4f},"
           f" 2-var union exact {final['exact']['2var_union']:.4f}, {final['wall_time_s']:.0f} s on {final['device']}")
+    return 0
+
+
+def train_seeds(args: argparse.Namespace, config: RunConfig) -> int:
+    """`train --seeds S1 S2 ...`: one run per seed (folders --name with {seed} filled in, default each config's
+    hash), trained in this process in stacks of --stack runs (`stacked`); finished runs are left as they are."""
+    from .runs import Run, run_path
+    from .stacked import train_stacked
+    if args.continue_from:
+        raise ConfigError("--continue-from continues one run; it cannot be combined with --seeds")
+    if args.name and "{seed}" not in args.name:
+        raise ConfigError(f"with --seeds, --name needs {{seed}} (e.g. --name seed{{seed}}), one folder per seed;"
+                          f" got {args.name!r}")
+    if args.stack < 1:
+        raise ConfigError(f"--stack must be >= 1, got {args.stack}")
+    configs = [config.replace(seed=seed) for seed in args.seeds]
+    paths = [run_path(args.name.format(seed=seed) if args.name else c.hash(), args.root)
+             for seed, c in zip(args.seeds, configs)]
+    for lo in range(0, len(configs), args.stack):
+        train_stacked(configs[lo: lo + args.stack], paths[lo: lo + args.stack], device=args.device,
+                      progress=not args.no_progress, keep_checkpoints=args.keep_checkpoints, compile=args.compile)
+    for path in paths:
+        final = Run(path).final()
+        print(f"run {path}: 0-var held-out exact {final['exact']['0var_heldout']:.4f}, 2-var union exact"
+              f" {final['exact']['2var_union']:.4f}, {final['wall_time_s']:.0f} s on {final['device']}"
+              f" (stacked {final.get('stacked', 1)})")
     return 0
 
 
@@ -136,6 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
                        help="torch.compile the training step: 'auto' (default) on a CPU at one thread, where it is"
                             " faster; the run's config and hash are the same either way")
+    train.add_argument("--seeds", type=int, nargs="+", metavar="S",
+                       help="train one run per seed (each with train.seed S; --name must then contain {seed}),"
+                            " in stacks of --stack runs in this process")
+    train.add_argument("--stack", type=int, default=1, metavar="K",
+                       help="with --seeds: train K runs at a time, their weights stacked (default 1: one after"
+                            " another; on this project's CPU a stack trains no faster per run, README Performance)")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--continue-from", metavar="RUN",
                        help="continue this finished run (same settings, more --steps) into --name")

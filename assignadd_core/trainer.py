@@ -315,25 +315,13 @@ def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_c
 
 def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool, keep_checkpoints: str,
                   compile: str, compiled: bool) -> Run:
-    if run.exists():
-        if run.config != config:
-            raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
-    else:
-        atomic_write_text(run.config_path, config.to_json() + "\n")
-
+    write_or_check_config(run, config)
     environment = environment_info(dev)  # at the start: the commit whose code trains this run
     bf16 = use_bf16(config, dev)
     model = new_model(config).to(dev)
     optimizer = make_optimizer(model, config)
-    state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0, "bf16_steps": 0,
-                                                          "compiled_steps": 0}
-    start, elapsed = state["step"], state["elapsed_s"]
-    # steps trained under bf16 so far (a state saved before this was counted: as the config asked)
-    bf16_steps = state.get("bf16_steps", start if config.train.bf16 else 0)
-    compiled_steps = state.get("compiled_steps", 0)  # a state saved before compiling existed: all eager
+    start, counters = resume(run, model, optimizer, config)
     step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled)
-    truncate_metrics(run.metrics_path, start)
-    check_logged_versions(run, start)
     stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
     loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
 
@@ -348,25 +336,15 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
             if not math.isfinite(loss):
                 raise FloatingPointError(f"training loss became {loss} at step {step}; lower lr or disable bf16")
             loss_sum, loss_count = loss_sum + loss, loss_count + 1
-            bf16_steps += bf16
-            compiled_steps += step_fn.compiled
+            counters["bf16_steps"] += bf16
+            counters["compiled_steps"] += step_fn.compiled
             bar.update(1)
             if is_eval_step(step, config):
-                model.eval()
-                with autocast_context(config, dev, bf16):
-                    row = {"step": step, "loss": loss_sum / loss_count,
-                           **logged_row(model, step, with_probe=is_probe_step(step, config))}
-                model.train()
+                row = eval_row(model, config, dev, bf16, step, loss_sum / loss_count)
                 now = time.perf_counter()
-                elapsed, tic = elapsed + now - tic, now
-                row["elapsed_s"] = round(elapsed, 2)
-                append_metrics(run.metrics_path, row)
-                if keep_checkpoints == "all":
-                    run.checkpoint_dir.mkdir(exist_ok=True)
-                    save_model(model, run.checkpoint_path(step))
+                counters["elapsed_s"], tic = counters["elapsed_s"] + now - tic, now
+                save_eval_step(run, model, optimizer, row, counters, keep_checkpoints)
                 loss_sum, loss_count = 0.0, 0
-                save_resume_state(run, model, optimizer, step, {"elapsed_s": elapsed, "bf16_steps": bf16_steps,
-                                                                "compiled_steps": compiled_steps})
                 bar.set_postfix(loss=f"{row['loss']:.3f}", v1=f"{row['1var_train']:.2f}",
                                 v2=f"{row['2var_train']:.2f}", refresh=False)
     except KeyboardInterrupt:
@@ -376,12 +354,63 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
         print(f"\ninterrupted; {run.path} resumes from step {last_saved_step(run)}")
         raise
     bar.close()
+    finish_run(run, model, config, environment, counters, compile)
+    return run
 
+
+# ---------------------------------------------------------------------------- shared with stacked training
+# A run's folder is written by these alone, so a run trained alone or in a stack (`stacked`) has the same files.
+def write_or_check_config(run: Run, config: RunConfig) -> None:
+    """Under the run's lock: write config.json of a new run, refuse a folder holding another config."""
+    if run.exists():
+        if run.config != config:
+            raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
+    else:
+        atomic_write_text(run.config_path, config.to_json() + "\n")
+
+
+def resume(run: Run, model, optimizer, config: RunConfig) -> tuple[int, dict]:
+    """Load the saved state (if any) into model and optimizer and trim the metrics to it; returns the step
+    and the counters saved with every state (elapsed_s, bf16_steps, compiled_steps, stacked_steps)."""
+    state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0, "bf16_steps": 0}
+    start = state["step"]
+    counters = {"elapsed_s": state["elapsed_s"],
+                # steps trained under bf16 so far (a state saved before this was counted: as the config asked)
+                "bf16_steps": state.get("bf16_steps", start if config.train.bf16 else 0),
+                "compiled_steps": state.get("compiled_steps", 0),  # saved before compiling existed: all eager
+                "stacked_steps": state.get("stacked_steps", 0)}  # steps trained in a stack of 2 or more runs
+    truncate_metrics(run.metrics_path, start)
+    check_logged_versions(run, start)
+    return start, counters
+
+
+def eval_row(model, config: RunConfig, dev: torch.device, bf16: bool, step: int, loss: float) -> dict:
+    """The metrics row of an eval step (`loss`: the mean training loss since the last row), elapsed_s aside."""
+    model.eval()
+    with autocast_context(config, dev, bf16):
+        row = {"step": step, "loss": loss, **logged_row(model, step, with_probe=is_probe_step(step, config))}
+    model.train()
+    return row
+
+
+def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_checkpoints: str) -> None:
+    """Append the row (with the elapsed time), keep a checkpoint if asked, save the resume state."""
+    append_metrics(run.metrics_path, {**row, "elapsed_s": round(counters["elapsed_s"], 2)})
+    if keep_checkpoints == "all":
+        run.checkpoint_dir.mkdir(exist_ok=True)
+        save_model(model, run.checkpoint_path(row["step"]))
+    save_resume_state(run, model, optimizer, row["step"], counters)
+
+
+def finish_run(run: Run, model, config: RunConfig, environment: dict, counters: dict, compile: str,
+               stacked: int = 1) -> None:
+    """The final model and final.json (`stacked`: how many runs the finishing process trained together)."""
     model.eval()
     save_model(model, run.model_path)
     results = evaluate(model)
+    bf16_steps, compiled_steps = counters["bf16_steps"], counters["compiled_steps"]
     final = {"steps": config.train.steps, "exact": results["exact"], "pools": results["pools"],
-             "wall_time_s": round(elapsed, 1), **environment, "bf16_used": bf16_steps > 0, "bf16_steps": bf16_steps,
-             "compiled": compiled_steps > 0, "compiled_steps": compiled_steps, "compile": compile}
+             "wall_time_s": round(counters["elapsed_s"], 1), **environment, "bf16_used": bf16_steps > 0,
+             "bf16_steps": bf16_steps, "compiled": compiled_steps > 0, "compiled_steps": compiled_steps,
+             "compile": compile, "stacked": stacked, "stacked_steps": counters["stacked_steps"]}
     atomic_write_text(run.final_path, json.dumps(final, indent=2) + "\n")
-    return run

@@ -1,6 +1,7 @@
 """Times the fused training step against a naive full-forward step, and the thread settings.
 
-    python benchmarks/train_step.py [--reps 30] [--threads N] [--json]
+    python benchmarks/train_step.py [--reps 30] [--threads N] [--json] [--clock wall|cpu]
+                                    [--stack-sizes 1 4 16] [--no-compiled]
                                     [--thread-counts 1 2] [--policies default PASSIVE ACTIVE] [--no-combinations]
 
 In this process, with the settings training uses by default (torch's thread count and the
@@ -12,14 +13,26 @@ step for every combination of thread count and OMP_WAIT_POLICY; the policy is re
 process starts, so each policy runs in a fresh copy of this script. And whether this CPU has
 native bf16 (where it does not, `--bf16` training falls back to fp32: the bf16 time shows why).
 
+Then, in this process, the faster paths a run can train with: the fused step compiled (`torch.compile`, as
+`--compile on`) and K runs stacked and compiled (`assignadd_core.stacked`, K = --stack-sizes), each as ms per
+step per run and as runs per CPU-hour: 3600 / (threads x the projected wall time of one 40,000-step paper run,
+evaluation every 100 steps and the compile time shared by the K runs included). Targets: the fastest fused
+step >= 10x the naive one, the best stacked path >= 2x the runs per CPU-hour of the eager fused step (both at
+one thread: run with --threads 1). `--clock cpu` times everything as this process's CPU time (then runs per
+CPU-hour are 3600 / that time): on a machine other processes keep busy, wall times mostly measure the sharing.
+
 `--json` prints one object with the keys naive_fp32_ms, fused_fp32_ms, fused_bf16_ms, ratio_fp32,
 data_share, projected_paper_run_min (stable interface) plus detail keys, among them threads,
-omp_wait_policy, bf16_native, combinations ([{threads, omp_wait_policy, fused_fp32_ms}]) and fastest.
+omp_wait_policy, bf16_native, clock, combinations ([{threads, omp_wait_policy, fused_fp32_ms}]) and fastest; and
+compiled_fp32_ms, compile_s, stacked ([{k, ms_per_step, ms_per_run_step, compile_s, runs_per_cpu_hour}]),
+runs_per_cpu_hour ({naive, eager_fused, compiled_fused, stacked_K...}), ratio_fastest_fused (naive ms / the
+fastest fused ms per run step), stacked_gain (best stacked runs per CPU-hour / eager fused ones).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -33,9 +46,14 @@ from assignadd_core.config import RunConfig
 from assignadd_core.data import TrainStream
 from assignadd_core.evaluation import pool_accuracies
 from assignadd_core.measures import all_measures
-from assignadd_core.trainer import make_optimizer, native_bf16, new_model, train_step
+from assignadd_core.stacked import Stack, StackedStep
+from assignadd_core.trainer import TrainingStep, make_optimizer, native_bf16, new_model, train_step
 
 POLICIES = ("default", "PASSIVE", "ACTIVE")  # "default": OMP_WAIT_POLICY unset
+# What a duration is: wall time, or this process's CPU time (all its threads), which other processes
+# sharing the cores inflate far less (--clock cpu: the way to measure on a busy machine)
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = CLOCKS["wall"]
 
 
 def matmul_flops(config: RunConfig, fused: bool) -> float:
@@ -62,9 +80,9 @@ def time_it(fn, reps: int) -> float:
         fn()
     samples = []
     for _ in range(reps):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        samples.append(time.perf_counter() - start)
+        samples.append(clock() - start)
     return statistics.median(samples)
 
 
@@ -79,6 +97,26 @@ def paper_step_setup():
         train_step(model, optimizer, tokens, answers, config, torch.device("cpu"), bf16)
 
     return config, model, optimizer, stream, tokens, answers, fused_step
+
+
+def compiled_step_ms(config: RunConfig, reps: int, k: int | None) -> tuple[float, float]:
+    """(ms per step, seconds to compile) of the compiled fused step (k None) or of k runs stacked and compiled."""
+    cpu = torch.device("cpu")
+    models = [new_model(config.replace(seed=seed)) for seed in range(42, 42 + (k or 1))]
+    batches = [TrainStream(config.task, config.train.batch_size, seed).batch(1) for seed in range(42, 42 + (k or 1))]
+    if k is None:
+        step = TrainingStep(models[0], make_optimizer(models[0], config), config, cpu, False, compiled=True)
+        tokens, answers = batches[0]
+    else:
+        stack = Stack(models, config, cpu, False)
+        step = StackedStep(stack, make_optimizer(stack.weights, config), config, cpu, False, compiled=True)
+        tokens, answers = torch.stack([t for t, _ in batches]), torch.stack([a for _, a in batches])
+    start = clock()
+    step(tokens, answers)  # compiles
+    compile_s = clock() - start
+    if not step.compiled:
+        raise SystemExit("error: torch.compile failed here; the compiled paths cannot be measured")
+    return time_it(lambda: step(tokens, answers), reps), compile_s
 
 
 def child(thread_counts: list[int], reps: int) -> None:
@@ -119,9 +157,17 @@ def main() -> None:
     parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES,
                         help="OpenMP wait policies to try ('default': unset)")
     parser.add_argument("--no-combinations", action="store_true", help="only the main measurement")
+    parser.add_argument("--stack-sizes", type=int, nargs="+", default=[1, 4, 16],
+                        help="K of the stacked compiled measurements (default 1 4 16)")
+    parser.add_argument("--no-compiled", action="store_true", help="skip the compiled and stacked measurements")
+    parser.add_argument("--clock", choices=CLOCKS, default="wall",
+                        help="time durations as wall time (default) or as this process's CPU time, which other"
+                             " processes on the cores inflate far less")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global clock
+    clock = CLOCKS[args.clock]
     default_threads = torch.get_num_threads()
     thread_counts = args.thread_counts or sorted({1, default_threads})
     if args.child:
@@ -143,18 +189,26 @@ def main() -> None:
 
     # Data: a fresh stream per measurement so chunk generation is included, amortised per batch.
     chunk = stream.chunk_steps
-    start = time.perf_counter()
+    start = clock()
     fresh = TrainStream(config.task, config.train.batch_size, seed=7)
     for step in range(1, 3 * chunk + 1):
         fresh.batch(step)
-    data = (time.perf_counter() - start) / (3 * chunk)
+    data = (clock() - start) / (3 * chunk)
 
     evaluation = time_it(lambda: (pool_accuracies(model), all_measures(model, with_probe=False)), 5)
     probe = time_it(lambda: all_measures(model, with_probe=True), 3) - time_it(
         lambda: all_measures(model, with_probe=False), 3)
     steps, evals = config.train.steps, config.train.steps // config.train.eval_every + 1
     probes = config.train.steps // config.train.probe_every + 1
-    projected_s = steps * (fused + data) + evals * evaluation + probes * max(probe, 0.0)
+
+    def projected(step_s: float, compile_s: float = 0.0, k: int = 1) -> float:
+        """Seconds of one paper run: its steps, data, evaluations and probes, and its share of compiling."""
+        return steps * (step_s + data) + evals * evaluation + probes * max(probe, 0.0) + compile_s / k
+
+    def per_cpu_hour(seconds: float) -> float:  # CPU time already counts every thread
+        return round(3600 / (seconds * (torch.get_num_threads() if args.clock == "wall" else 1)), 2)
+
+    projected_s = projected(fused)
 
     result = {
         "naive_fp32_ms": round(naive * 1e3, 2),
@@ -171,7 +225,24 @@ def main() -> None:
         "default_threads": default_threads,
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default"),
         "bf16_native": native_bf16(torch.device("cpu")),
+        "clock": args.clock,
     }
+    if not args.no_compiled:
+        compiled, compile_s = compiled_step_ms(config, args.reps, None)
+        per_hour = {"naive": per_cpu_hour(projected(naive)), "eager_fused": per_cpu_hour(projected_s),
+                    "compiled_fused": per_cpu_hour(projected(compiled, compile_s))}
+        stacked = []
+        for k in args.stack_sizes:
+            step_s, k_compile_s = compiled_step_ms(config, max(3, args.reps // k), k)
+            per_hour[f"stacked_{k}"] = per_cpu_hour(projected(step_s / k, k_compile_s, k))
+            stacked.append({"k": k, "ms_per_step": round(step_s * 1e3, 2), "compile_s": round(k_compile_s, 1),
+                            "ms_per_run_step": round(step_s / k * 1e3, 2),
+                            "runs_per_cpu_hour": per_hour[f"stacked_{k}"]})
+        fastest = min([fused, compiled] + [row["ms_per_run_step"] / 1e3 for row in stacked])
+        result.update(compiled_fp32_ms=round(compiled * 1e3, 2), compile_s=round(compile_s, 1), stacked=stacked,
+                      runs_per_cpu_hour=per_hour, ratio_fastest_fused=round(naive / fastest, 2),
+                      stacked_gain=round(max([r["runs_per_cpu_hour"] for r in stacked], default=math.nan)
+                                         / per_hour["eager_fused"], 2))
     if not args.no_combinations:
         rows = combinations(thread_counts, args.policies, args.reps)
         result["combinations"] = rows
@@ -180,7 +251,7 @@ def main() -> None:
         print(json.dumps(result))
         return
     print(f"threads {result['threads']}, OMP_WAIT_POLICY {result['omp_wait_policy']},"
-          f" batch {config.train.batch_size}, median of {args.reps} steps")
+          f" batch {config.train.batch_size}, median of {args.reps} steps, {args.clock} clock")
     print(f"naive fp32 step  {result['naive_fp32_ms']:8.2f} ms  ({result['naive_gflops']} GFLOP/s, fwd+bwd ≈ 3× fwd)")
     print(f"fused fp32 step  {result['fused_fp32_ms']:8.2f} ms  ({result['fused_gflops']} GFLOP/s)")
     print(f"fused bf16 step  {result['fused_bf16_ms']:8.2f} ms  (native bf16 on this CPU: "
@@ -189,6 +260,16 @@ def main() -> None:
     print(f"data generation            {result['data_ms_per_batch']:.3f} ms/batch = {100 * result['data_share']:.1f} % of a step")
     print(f"evaluation (pools+measures) {result['eval_ms']:.0f} ms, {evals} times per run")
     print(f"projected 40,000-step paper run: {result['projected_paper_run_min']} min")
+    if "stacked" in result:
+        hours = result["runs_per_cpu_hour"]
+        print(f"compiled fused step {result['compiled_fp32_ms']:8.2f} ms  (compiling took {result['compile_s']} s)")
+        for row in result["stacked"]:
+            print(f"stacked K={row['k']:<3} compiled {row['ms_per_step']:8.2f} ms/step ="
+                  f" {row['ms_per_run_step']:6.2f} ms per run step  (compiling {row['compile_s']} s)")
+        print("paper runs (40,000 steps, evaluation included) per CPU-hour: "
+              + ", ".join(f"{name} {value}" for name, value in hours.items()))
+        print(f"fastest fused step vs naive {result['ratio_fastest_fused']:.2f}× (target ≥ 10× at one thread);"
+              f" best stacked vs eager fused runs per CPU-hour {result['stacked_gain']:.2f}× (target ≥ 2×)")
     if "combinations" in result:
         print("fused fp32 step by threads and OMP_WAIT_POLICY (each policy in a fresh process):")
         for row in result["combinations"]:

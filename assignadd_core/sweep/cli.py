@@ -35,7 +35,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         counts = run_sweep(sweep, root=args.root, executor=args.executor, workers=args.workers,
                            threads=args.threads, device=args.device, address=args.address,
                            gpus_per_run=args.gpus_per_run,
-                           progress=not args.no_progress, work_dir=args.work_dir, compile=args.compile)
+                           progress=not args.no_progress, work_dir=args.work_dir, compile=args.compile,
+                           stack=args.stack)
     except ClusterError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -112,6 +113,10 @@ def register_cli(subparsers) -> None:
     run.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
                      help="torch.compile each run's training step ('auto', default: at one thread on a CPU, where it"
                           " is faster); results are recorded with the mode")
+    run.add_argument("--stack", type=int, default=1, metavar="K",
+                     help="train up to K points of one shape together in each worker, their weights stacked (default"
+                          " 1: on this project's CPU a stack trains no faster per run; README, Performance);"
+                          " records and metrics are those of points trained alone")
     run.add_argument("--no-progress", action="store_true")
     run.set_defaults(func=cmd_run)
 

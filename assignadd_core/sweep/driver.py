@@ -7,7 +7,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..config import COMPILE_CHOICES, ConfigError
+from ..config import COMPILE_CHOICES, ConfigError, RunConfig
 from ..runs import Run
 from .executors import EXECUTORS, _local, _ray, check_ray_address
 from .grid import Sweep, coarse_to_fine
@@ -21,10 +21,14 @@ FINISHED = ("done", "failed")
 def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", workers: int | None = None,
               threads: int | None = 1, device: str = "cpu", address: str | None = None,
               gpus_per_run: float | None = None, progress: bool = True, work_dir: Path | None = None,
-              compile: str = "auto") -> dict:
+              compile: str = "auto", stack: int = 1) -> dict:
     """Run every unfinished point of `sweep`; returns counts {"done", "failed", "error", "skipped"}.
 
-    Raises BusyError at once when another driver runs this sweep."""
+    `stack` > 1 trains up to that many points of one shape together in one worker (`stacked`), in run
+    order; their records and metrics are those of points trained alone. Raises BusyError at once when another
+    driver runs this sweep."""
+    if not isinstance(stack, int) or stack < 1:
+        raise ConfigError(f"stack must be an integer >= 1, got {stack!r}")
     if compile not in COMPILE_CHOICES:
         raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {compile!r}")
     if executor not in EXECUTORS:
@@ -47,12 +51,12 @@ def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", w
         raise ConfigError(f"workers must be >= 1, got {workers}")
     with driver_lock(sweep, root):  # what is left to run is read under the lock
         return _drive(sweep, root, executor, workers, threads, device, address, gpus_per_run, progress, work_dir,
-                      compile)
+                      compile, stack)
 
 
 def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads: int | None, device: str,
            address: str | None, gpus_per_run: float | None, progress: bool, work_dir: Path | None,
-           compile: str) -> dict:
+           compile: str, stack: int) -> dict:
     path = results_path(sweep, root)
     work = scratch_dir(root, work_dir)
     latest = latest_records(path)
@@ -72,12 +76,14 @@ def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads
 
     from tqdm.auto import tqdm
     bar = tqdm(total=len(tasks), desc=sweep.name, unit="run", disable=not progress, dynamic_ncols=True)
-    bar.set_postfix_str(f"{len(points) - len(todo)} already finished; {min(workers, len(tasks))} running")
+    running = workers * stack  # points at a time
+    bar.set_postfix_str(f"{len(points) - len(todo)} already finished; {min(running, len(tasks))} running")
+    jobs = stack_jobs(tasks, stack)
     if executor == "local":
-        results = _local(tasks, workers, threads)
+        results = _local(jobs, workers, threads)
     else:
         gpus = gpus_per_run if gpus_per_run is not None else (1.0 if device.startswith("cuda") else 0.0)
-        results = _ray(tasks, threads, address, gpus)
+        results = _ray(jobs, threads, address, gpus)
     try:
         for record in results:
             point = points[record["key"]]
@@ -93,10 +99,29 @@ def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads
             bar.update(1)
             left = len(tasks) - bar.n
             bar.set_postfix_str(f"done {counts['done']} failed {counts['failed']} error {counts['error']};"
-                                f" running {min(workers, left)}")
+                                f" running {min(running, left)}")
     finally:
         bar.close()
     return counts
+
+
+def stack_jobs(tasks: list[dict], stack: int) -> list:
+    """The tasks as jobs: lists of up to `stack` tasks that can share a stack (`stacked.stack_key`), filled in
+    run order; a task alone (a config that cannot be built, the last of its shape) stays a plain task."""
+    if stack == 1:
+        return tasks
+    from ..stacked import stack_key
+    jobs, filling = [], {}
+    for task in tasks:
+        try:
+            key = stack_key(RunConfig().replace(**task["overrides"]))
+        except ConfigError:
+            jobs.append(task)  # recorded "failed" by its worker
+            continue
+        filling.setdefault(key, []).append(task)
+        if len(filling[key]) == stack:
+            jobs.append(filling.pop(key))
+    return jobs + [group if len(group) > 1 else group[0] for group in filling.values()]
 
 
 def annotate(sweep: Sweep, root: Path | None = None, work_dir: Path | None = None) -> dict[str, list[dict]]:

@@ -1,5 +1,6 @@
-"""Where the points run: a local process pool (or this process) and Ray. Each yields one record per task,
-in the order they finish; a worker that dies comes back as an "error" record."""
+"""Where the points run: a local process pool (or this process) and Ray. Each runs jobs (a point, or a stack of
+points trained together: `worker.run_job`) and yields one record per point, in the order they finish; a worker
+that dies comes back as an "error" record for each of its points."""
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from ..threads import set_threads
-from .worker import run_point
+from .worker import run_job
 
 EXECUTORS = ("local", "ray")
 RAY_CONNECT_TIMEOUT_S = 10  # a cluster that answers at all answers well within this
@@ -55,9 +56,15 @@ def passive_wait(threads: int | None, workers: int) -> bool:
     return threads == 1 and workers > 1 and "OMP_WAIT_POLICY" not in os.environ
 
 
-def _lost(task: dict, err: BaseException) -> dict:
-    """The record of a point whose worker died (killed, out of memory, a lost node): retried next time."""
-    return {"key": task["key"], "status": "error", "reason": f"worker lost: {type(err).__name__}: {err}"}
+def _lost(job: dict | list[dict], err: BaseException) -> list[dict]:
+    """The records of the points of a job whose worker died (killed, out of memory, a lost node): retried next
+    time."""
+    return [{"key": task["key"], "status": "error", "reason": f"worker lost: {type(err).__name__}: {err}"}
+            for task in (job if isinstance(job, list) else [job])]
+
+
+def _records(result: dict | list[dict]) -> list[dict]:
+    return result if isinstance(result, list) else [result]
 
 
 @contextmanager
@@ -75,12 +82,12 @@ def _environment(**values: str) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _local(tasks: list[dict], workers: int, threads: int | None, work=None) -> Iterator[dict]:
-    work = work or run_point  # (another function only in tests)
+def _local(jobs: list, workers: int, threads: int | None, work=None) -> Iterator[dict]:
+    work = work or run_job  # (another function only in tests)
     if workers == 1:  # in this process: no start-up cost, and easy to debug
         set_threads(threads)
-        for task in tasks:
-            yield work(task)
+        for job in jobs:
+            yield from _records(work(job))
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -90,17 +97,18 @@ def _local(tasks: list[dict], workers: int, threads: int | None, work=None) -> I
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=set_threads, initargs=(threads,))
         try:
-            futures = {pool.submit(work, task): task for task in tasks}
+            futures = {pool.submit(work, job): job for job in jobs}
             for future in as_completed(futures):
                 try:
-                    yield future.result()
+                    records = _records(future.result())
                 except Exception as err:  # noqa: BLE001  (a worker died, e.g. BrokenProcessPool)
-                    yield _lost(futures[future], err)
+                    records = _lost(futures[future], err)
+                yield from records
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _ray(tasks: list[dict], threads: int | None, address: str | None, gpus_per_run: float) -> Iterator[dict]:
+def _ray(jobs: list, threads: int | None, address: str | None, gpus_per_run: float) -> Iterator[dict]:
     import ray
     started = not ray.is_initialized()
     if started:  # a local instance, or the cluster at `address` (e.g. "auto" or "ray://host:10001")
@@ -108,16 +116,18 @@ def _ray(tasks: list[dict], threads: int | None, address: str | None, gpus_per_r
         env = {"OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")} if threads == 1 else {}
         ray.init(address=address, runtime_env={"env_vars": env}, include_dashboard=False, logging_level="warning")
     try:
-        remote = ray.remote(run_point).options(num_cpus=threads or 1, num_gpus=gpus_per_run, max_retries=1)
-        pending = {remote.remote(task): task for task in tasks}
+        # a stack is one task: one process, `threads` threads, the GPUs of one run
+        remote = ray.remote(run_job).options(num_cpus=threads or 1, num_gpus=gpus_per_run, max_retries=1)
+        pending = {remote.remote(job): job for job in jobs}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                task = pending.pop(ref)
+                job = pending.pop(ref)
                 try:
-                    yield ray.get(ref)
+                    records = ray.get(ref)
                 except Exception as err:  # noqa: BLE001  (a worker or node died: report, retry next time)
-                    yield _lost(task, err)
+                    records = _lost(job, err)
+                yield from records
     finally:
         for ref in list(pending):
             ray.cancel(ref)
