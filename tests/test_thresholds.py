@@ -4,8 +4,9 @@ import math
 import numpy as np
 import pytest
 
-from assignadd_core.analysis.thresholds import (claim_text, crossing, logistic, logistic_fit, mean_curve, reached_earlier,
-                                                summary_report, threshold_summary, verdict)
+from assignadd_core.analysis.thresholds import (claim_text, composition_by_value, crossing, logistic, logistic_fit,
+                                                mean_curve, reached_earlier, seed_crossings, summary_report,
+                                                threshold_summary, verdict)
 
 GRID = np.linspace(0.0616, 0.99, 20)
 
@@ -441,3 +442,16 @@ def test_coverage_or_frequency_keeps_runs_at_the_level_lists_every_value_and_use
     assert coverage_or_frequency(rows, share, "two_var_rate", "pool")["answer"] == "frequency"  # at 0.9: both 0.1
     at_level = rows.assign(**{"1var_train": [0.9, 0.9, 0.9]})
     assert len(coverage_or_frequency(at_level, share, "two_var_rate", "pool")["table"].dropna()) == 3
+
+
+def test_composition_by_value_and_seed_crossings_read_composed_runs_only():
+    import pandas as pd
+    done = pd.DataFrame({"r": [0.1, 0.1, 0.2, 0.2, 0.3, 0.3], "seed": [1, 2, 1, 2, 1, 2],
+                         "1var_train": [0.99, 0.55, 0.99, 0.99, 0.99, 0.99],
+                         "value": [0.5, 0.42, 0.95, 0.93, 0.97, 0.96]})
+    rates = composition_by_value(done, "r")
+    assert rates["composed"].tolist() == [1, 2, 2] and rates["runs"].tolist() == [2, 2, 2]
+    assert rates.loc[0, "low"] < 0.5 < rates.loc[0, "high"]
+    crossings = {c.seed: c for c in seed_crossings(done, "r")}
+    assert (crossings[1].value, crossings[1].below, crossings[1].runs) == (0.2, 0.1, 3)
+    assert (crossings[2].value, crossings[2].below, crossings[2].runs) == (0.2, None, 2)  # its r = 0.1 run never composed

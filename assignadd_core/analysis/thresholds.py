@@ -262,3 +262,26 @@ def coverage_or_frequency(rows, share, field: str, pool: str, level: float = 0.9
     answer = ("undecided" if r_rows is None or r_share is None else "coverage" if r_share < r_rows
               else "frequency" if r_share == r_rows else "neither")
     return {"table": table, "rows": found["rows"], "share": found["share"], "seeds": seeds, "answer": answer}
+
+
+# ---------------------------------------------------------------------------- composition apart from data (C8, C9)
+def composition_by_value(done, field: str):
+    """Per grid value: how many of its finished runs composed (`verdicts.composed` of the final 1-var train
+    accuracy), of how many, with the Clopper–Pearson interval."""
+    import pandas as pd
+
+    from ..verdicts import clopper_pearson, composed
+    rows = []
+    for value, runs in done.groupby(field):
+        k, n = int(runs["1var_train"].map(composed).sum()), len(runs)
+        low, high = clopper_pearson(k, n)
+        rows.append({field: float(value), "composed": k, "runs": n, "rate": k / n, "low": low, "high": high})
+    return pd.DataFrame(rows, columns=[field, "composed", "runs", "rate", "low", "high"])
+
+
+def seed_crossings(done, field: str, metric: str = "value", level: float | None = None) -> list:
+    """One `verdicts.SeedCrossing` per seed, read on that seed's composed runs only."""
+    from ..verdicts import THRESHOLD_LEVEL, composed, seed_crossing
+    level = THRESHOLD_LEVEL if level is None else level
+    kept = done[done["1var_train"].map(composed)]
+    return [seed_crossing(int(seed), runs[field], runs[metric], level) for seed, runs in kept.groupby("seed")]
