@@ -559,3 +559,100 @@ def phase_strip_figure(steps, paper_steps: dict, title: str):
     fig.update_layout(title=title, xaxis_title="training step", yaxis_title="transition", height=420,
                       yaxis={"categoryorder": "array", "categoryarray": transitions[::-1]})
     return fig
+
+
+# ---------------------------------------------------------------------------- the composition study
+def ecdf_figure(curves: dict, title: str, x_title: str, band: tuple | None = None, band_label: str = ""):
+    """Empirical distribution functions ({name: (sorted x, share at or below)}) as steps; `band`: a grey x range."""
+    import plotly.graph_objects as go
+    fig = go.Figure([go.Scatter(x=list(x), y=list(y), mode="lines+markers", line_shape="hv", name=name,
+                                line={"color": _LINE_COLORS[i % len(_LINE_COLORS)]})
+                     for i, (name, (x, y)) in enumerate(curves.items())])
+    if band is not None:
+        fig.add_vrect(x0=band[0], x1=band[1], fillcolor="#999999", opacity=0.3, line_width=0,
+                      annotation_text=band_label, annotation_position="top left")
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title="share of composed runs", yaxis_range=[0, 1.05],
+                      height=420)
+    return fig
+
+
+def outcome_grid_figure(table, inits, datas, title: str):
+    """One cell per (initialization, data order) run: its final 1-var train accuracy; blank where not run."""
+    import numpy as np
+    z = np.full((len(inits), len(datas)), np.nan)
+    for row in table.itertuples():
+        if row.init in inits and row.data in datas:
+            z[list(inits).index(row.init), list(datas).index(row.data)] = row.one_var_train
+    import plotly.graph_objects as go
+    trace = _heatmap(z, [f"data {d}" for d in datas], [f"init {i}" for i in inits], zmid=None, colorscale="Viridis",
+                     hover="%{y}, %{x}: 1-var train %{z:.3f}")
+    trace.update(zmin=0.5, zmax=1.0, colorbar={"title": "1-var train"}, texttemplate="%{text}",
+                 text=[["" if np.isnan(v) else ("composed" if v >= 0.9 else "stuck") for v in r] for r in z])
+    fig = go.Figure(trace)
+    half = len(inits) / 2 - 0.5
+    for position in (half,):  # composer | failer blocks
+        fig.add_hline(y=position, line={"color": "white", "width": 3})
+        fig.add_vline(x=position, line={"color": "white", "width": 3})
+    fig.update_layout(title=title, height=480, yaxis={"autorange": "reversed"})
+    return fig
+
+
+def predictor_figure(per_step, features, labels, test_rows, chosen: dict, title: str):
+    """Left: held-out AUC of the feature chosen at each step; right: its ROC curve at the chosen step."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from .analysis.composition import auc, roc_curve
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("held-out AUC by step", f"ROC: {chosen['quantity']} at step"
+                                                        f" {int(chosen['step']):,}"))
+    fig.add_trace(go.Scatter(x=per_step["step"], y=per_step["test_auc"], mode="lines+markers", name="held-out AUC",
+                             text=per_step["quantity"], hovertemplate="step %{x}: %{text}, AUC %{y:.3f}"), 1, 1)
+    fig.add_trace(go.Scatter(x=per_step["step"], y=per_step["fit_auc"], mode="lines", name="fitting-half AUC",
+                             line={"dash": "dot"}), 1, 1)
+    scores = chosen["sign"] * features.loc[test_rows, (chosen["quantity"], chosen["step"])]
+    fpr, tpr = roc_curve(scores, labels[test_rows])
+    fig.add_trace(go.Scatter(x=fpr, y=tpr, mode="lines+markers", line_shape="hv",
+                             name=f"ROC (AUC {auc(scores, labels[test_rows]):.2f})"), 1, 2)
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dash", "color": "#999999"},
+                             showlegend=False), 1, 2)
+    fig.update_xaxes(title_text="training step", row=1, col=1)
+    fig.update_xaxes(title_text="false-positive rate", row=1, col=2)
+    fig.update_yaxes(title_text="AUC", range=[0.4, 1.02], row=1, col=1)
+    fig.update_yaxes(title_text="true-positive rate", row=1, col=2)
+    fig.update_layout(title=title, height=440)
+    return fig
+
+
+def rescue_figure(arms: dict, branch_step: int, title: str):
+    """1-var train accuracy of each arm ({name: metrics table}) from shortly before the branch point on."""
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    for i, (name, metrics) in enumerate(arms.items()):
+        shown = metrics[metrics["step"] >= branch_step - 2000]
+        fig.add_trace(go.Scatter(x=shown["step"], y=shown["1var_train"], mode="lines", name=name,
+                                 line={"color": _LINE_COLORS[i % len(_LINE_COLORS)],
+                                       "dash": "dot" if name == "continue" else "solid"}))
+    fig.add_vline(x=branch_step, line={"color": "#555555", "dash": "dash"}, annotation_text="branch point")
+    fig.add_hline(y=0.9, line={"color": "#999999", "dash": "dot"})
+    fig.update_layout(title=title, xaxis_title="training step", yaxis_title="1-var train accuracy",
+                      yaxis_range=[0.4, 1.02], height=440)
+    return fig
+
+
+def composition_rate_figure(panels: dict, title: str):
+    """One panel per sweep ({x label: (table from thresholds.composition_by_value, its field)}): the share of runs
+    that composed at each grid value, with its 95 % interval."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(panels), shared_yaxes=True)
+    for col, (label, (table, field)) in enumerate(panels.items(), start=1):
+        fig.add_trace(go.Scatter(
+            x=table[field], y=table["rate"], mode="markers", name=label, showlegend=False,
+            text=[f"{k} of {n}" for k, n in zip(table["composed"], table["runs"])],
+            hovertemplate="%{x:.3f}: %{text}",
+            error_y={"type": "data", "symmetric": False, "array": table["high"] - table["rate"],
+                     "arrayminus": table["rate"] - table["low"]}), 1, col)
+        fig.update_xaxes(title_text=label, row=1, col=col)
+    fig.update_yaxes(title_text="share composed", range=[-0.02, 1.05], row=1, col=1)
+    fig.update_layout(title=title, height=420)
+    return fig

@@ -1,0 +1,36 @@
+"""The composition study's and the thresholds' new figures draw what they are given (none silently plots nothing)."""
+import numpy as np
+import pandas as pd
+
+from assignadd_core import plots
+from assignadd_core.analysis import composition as comp
+
+
+def test_ecdf_and_rescue_figures_carry_every_curve():
+    fig = plots.ecdf_figure({"a": comp.ecdf([2700, 3000, 5700]), "b": comp.ecdf([4000])}, "t", "x", band=(5300, 5400))
+    assert [len(t.x) for t in fig.data] == [3, 1] and fig.layout.shapes[0].x0 == 5300
+    arms = {"continue": pd.DataFrame({"step": [38001, 40000, 45000], "1var_train": [0.57, 0.57, 0.58]}),
+            "lr": pd.DataFrame({"step": [40000, 45000], "1var_train": [0.57, 0.99]})}
+    fig = plots.rescue_figure(arms, 40000, "t")
+    assert [t.name for t in fig.data] == ["continue", "lr"] and list(fig.data[1].y) == [0.57, 0.99]
+
+
+def test_outcome_grid_places_each_run_in_its_cell():
+    table = pd.DataFrame({"init": [42, 43], "data": [44, 42], "one_var_train": [1.0, 0.55]})
+    fig = plots.outcome_grid_figure(table, (42, 44, 43, 45), (42, 44, 43, 45), "t")
+    z = np.array(fig.data[0].z, dtype=float)
+    assert z[0, 1] == 1.0 and z[2, 0] == 0.55 and np.isnan(z).sum() == 14
+    assert fig.data[0].text[0][1] == "composed" and fig.data[0].text[2][0] == "stuck"
+
+
+def test_predictor_and_composition_rate_figures():
+    labels = pd.Series([True, True, False, False], index=list("abcd"))
+    features = pd.DataFrame({("loss", 101): [0.1, 0.2, 0.8, 0.9]}, index=list("abcd"))
+    features.columns = pd.MultiIndex.from_tuples(features.columns)
+    per_step = pd.DataFrame({"step": [101], "quantity": ["loss"], "fit_auc": [1.0], "test_auc": [1.0], "sign": [-1.0]})
+    fig = plots.predictor_figure(per_step, features, labels, list("abcd"), per_step.iloc[0].to_dict(), "t")
+    assert "AUC 1.00" in fig.data[2].name
+    rates = pd.DataFrame({"f": [0.1, 0.2], "composed": [1, 2], "runs": [2, 2], "rate": [0.5, 1.0],
+                          "low": [0.01, 0.16], "high": [0.99, 1.0]})
+    fig = plots.composition_rate_figure({"f": (rates, "f"), "r": (rates.rename(columns={"f": "r"}), "r")}, "t")
+    assert len(fig.data) == 2 and list(fig.data[0].text) == ["1 of 2", "2 of 2"]
