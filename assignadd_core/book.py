@@ -72,8 +72,10 @@ def finish_notebook(path: Path) -> None:
     """Hide the parameter cells, keep this machine's paths out of papermill's metadata, and drop what
     changes from one execution to the next without the chapter changing: papermill's start and end
     times and durations (of the notebook and of each cell) and the kernel's execution timestamps
-    (`metadata.execution`), and the random id papermill gives its injected cell. Re-executing a chapter on the same inputs then rewrites the same bytes.
-    (The book's timing table comes from the runs' final.json, not from these.)"""
+    (`metadata.execution`), the random id papermill gives its injected cell, and the way printed text
+    happens to be cut into several stream outputs (`merged_streams`). Re-executing a chapter
+    on the same inputs then rewrites the same bytes. (The book's timing table comes from the runs'
+    final.json, not from these.)"""
     import nbformat
     nb = nbformat.read(path, as_version=4)
     meta = nb.metadata.get("papermill", {})
@@ -92,7 +94,23 @@ def finish_notebook(path: Path) -> None:
         cell.metadata.pop("execution", None)
         for key in VOLATILE_CELL_KEYS:
             cell.metadata.get("papermill", {}).pop(key, None)
+        if cell.get("outputs"):
+            cell.outputs = merged_streams(cell.outputs)
     nbformat.write(nb, path)
+
+
+def merged_streams(outputs: list) -> list:
+    """Consecutive stream outputs of the same stream (stdout, stderr) as one: how the kernel's writes are cut
+    into messages depends on timing, so the same prints arrive as one output or several."""
+    merged = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (output.get("output_type") == "stream" and previous is not None
+                and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
+            previous["text"] = "".join(previous["text"]) + "".join(output["text"])
+        else:
+            merged.append(output)
+    return merged
 
 
 def is_current(source: Path, target: Path, params: dict) -> bool:

@@ -167,7 +167,12 @@ def test_finish_notebook_drops_what_changes_between_executions(tmp_path):
                                                          "papermill": {"start_time": "t", "end_time": "t",
                                                                        "duration": 0.1, "status": "completed",
                                                                        "exception": False}})
-    nb.cells = [nbformat.v4.new_code_cell("a = 1", metadata={"tags": ["parameters"]}), cell]
+    shown = nbformat.v4.new_code_cell("print(a)")
+    stream = nbformat.v4.new_output
+    shown.outputs = [stream("stream", name="stdout", text="f_sweep:"), stream("stream", name="stdout", text="\n1\n"),
+                     stream("display_data", data={"text/plain": "x"}), stream("stream", name="stdout", text="2\n"),
+                     stream("stream", name="stderr", text="w\n")]
+    nb.cells = [nbformat.v4.new_code_cell("a = 1", metadata={"tags": ["parameters"]}), cell, shown]
     path = tmp_path / "x.ipynb"
     nbformat.write(nb, path)
     book.finish_notebook(path)
@@ -177,7 +182,11 @@ def test_finish_notebook_drops_what_changes_between_executions(tmp_path):
     injected = done["cells"][1]
     assert injected["id"] == "injected-parameters" and "execution" not in injected["metadata"]
     assert injected["metadata"]["papermill"] == {"status": "completed", "exception": False}
-    assert all("remove-cell" in c["metadata"]["tags"] for c in done["cells"])
+    assert all("remove-cell" in c["metadata"]["tags"] for c in done["cells"][:2])
+    outputs = done["cells"][2]["outputs"]  # consecutive writes to one stream as one output, order kept
+    assert [(o["output_type"], o.get("name"), o.get("text") and "".join(o["text"])) for o in outputs] == [
+        ("stream", "stdout", "f_sweep:\n1\n"), ("display_data", None, None), ("stream", "stdout", "2\n"),
+        ("stream", "stderr", "w\n")]
 
 
 def test_re_executing_a_chapter_rewrites_the_same_bytes_and_prints_one_line_per_chapter(

@@ -31,7 +31,6 @@ import shlex
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -299,7 +298,7 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
     if re.match(py + r" eval path/to/authors_state_dict\.pth --json$", head):
         box.reset_runs(("seed42",))
         return [Step(head.replace("path/to/authors_state_dict.pth", eval_pth(box)), pth_check)]
-    if re.search(py + r" train ", text, re.M) or re.search(r"^\s+\.venv/bin/python -m assignadd_core train ", text, re.M):
+    if re.search(r"^\s*\.venv/bin/python -m assignadd_core train ", text, re.M):  # a line or a loop's body
         cuda = "--device cuda" in text
         shell = "\n".join(tiny_train(line) if "-m assignadd_core train" in line else line
                           for line in (head if "\n" not in text else text).splitlines())
