@@ -21,6 +21,9 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
             if f.type in ("bool", bool):
                 group.add_argument(flag, dest=f"{section}.{f.name}", action=argparse.BooleanOptionalAction,
                                    default=None, help=f"default {f.default}")
+            elif str(f.type).startswith("tuple"):
+                group.add_argument(flag, dest=f"{section}.{f.name}", type=int, nargs="+", default=None, metavar="INT",
+                                   help=f"default {' '.join(map(str, f.default))}")
             else:
                 kind = {"int": int, "int | None": int, "float": float}.get(str(f.type), str)
                 default = f"default {f.default}" if f.default is not None else "default: as --seed"

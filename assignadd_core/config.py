@@ -108,11 +108,16 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The transformer: no LayerNorm, no biases, no MLP in layer 1 (block 0)."""
+    """The transformer: no LayerNorm, no biases; the paper's shape (2 layers, 1 head, an MLP in the last layer
+    only) by default. Other shapes train through the hooked forward; the paper's progress measures and
+    mechanistic analyses are defined for the paper's shape."""
 
     d_model: int = 128
     d_mlp: int = 512
     init_std_scale: float = 0.8  # every weight ~ N(0, scale / sqrt(d_model)), TransformerLens "gpt2" init
+    n_layers: int = 2
+    n_heads: int = 1  # d_head = d_model // n_heads, as in TransformerLens
+    mlp_layers: tuple[int, ...] = (1,)  # the blocks (0-based) that have an MLP
 
     def __post_init__(self) -> None:
         _require(isinstance(self.d_model, int) and self.d_model >= 1,
@@ -120,6 +125,27 @@ class ModelConfig:
         _require(isinstance(self.d_mlp, int) and self.d_mlp >= 1,
                  f"d_mlp must be an integer >= 1, got {self.d_mlp!r}")
         _require(_real(self.init_std_scale) > 0, f"init_std_scale must be > 0, got {self.init_std_scale!r}")
+        _require(isinstance(self.n_layers, int) and not isinstance(self.n_layers, bool) and self.n_layers >= 1,
+                 f"n_layers must be an integer >= 1, got {self.n_layers!r}")
+        _require(isinstance(self.n_heads, int) and not isinstance(self.n_heads, bool) and self.n_heads >= 1
+                 and self.d_model % self.n_heads == 0,
+                 f"n_heads must be an integer >= 1 that divides d_model ({self.d_model}), got {self.n_heads!r}")
+        layers = self.mlp_layers
+        if isinstance(layers, int) and not isinstance(layers, bool):
+            layers = (layers,)
+        _require(isinstance(layers, (list, tuple)) and all(isinstance(i, int) and not isinstance(i, bool)
+                                                           and 0 <= i < self.n_layers for i in layers),
+                 f"mlp_layers must list block indices in 0..{self.n_layers - 1}, got {self.mlp_layers!r}")
+        object.__setattr__(self, "mlp_layers", tuple(sorted(set(layers))))  # JSON gives a list: one form
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def paper_shape(self) -> bool:
+        """2 layers, 1 head, an MLP in block 1 only: the shape the fused training path and the measures know."""
+        return (self.n_layers, self.n_heads, self.mlp_layers) == (2, 1, (1,))
 
 
 @dataclass(frozen=True)
@@ -229,7 +255,8 @@ class RunConfig:
 
 
 # Fields added after runs were committed, with the default that reproduces those runs.
-ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None}
+ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None, ("model", "n_layers"): 2,
+               ("model", "n_heads"): 1, ("model", "mlp_layers"): (1,)}
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 

@@ -173,7 +173,10 @@ def probe_accuracy(features: torch.Tensor, labels: torch.Tensor, n_classes: int,
 
 
 def all_measures(model: AssignAddTransformer, with_probe: bool = True) -> dict[str, float]:
-    """Every progress measure, in MEASURE_NAMES order."""
+    """Every progress measure, in MEASURE_NAMES order (NaN for a model not of the paper's shape, where they are
+    not defined: they read layer 1's and layer 2's single heads and the MLP of block 1)."""
+    if not model.config.model.paper_shape:
+        return {name: float("nan") for name in MEASURE_NAMES}
     result = {
         "m1_addition_module": addition_module_accuracy(model),
         "m2_l1_prev_token_qk": previous_token_qk_score(model),

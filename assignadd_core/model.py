@@ -28,8 +28,7 @@ class FusedOutput(NamedTuple):
     resid_mid0: torch.Tensor  # residual stream after layer-1 attention [batch, pos, d_model]
 
 
-N_LAYERS = 2
-MLP_LAYER = 1  # block 0 has no MLP (the authors zero and freeze it)
+MLP_LAYER = 1  # the paper's MLP block: block 0 has no MLP (the authors zero and freeze it)
 
 
 class Embed(nn.Module):
@@ -51,14 +50,14 @@ class PosEmbed(nn.Module):
 
 
 class Attention(nn.Module):
-    """One causal head; weights carry TransformerLens' leading head axis, scores scaled by 1/sqrt(d_head)."""
+    """Causal heads; weights carry TransformerLens' leading head axis, scores scaled by 1/sqrt(d_head)."""
 
-    def __init__(self, d_model: int, d_head: int, n_ctx: int):
+    def __init__(self, d_model: int, d_head: int, n_ctx: int, n_heads: int = 1):
         super().__init__()
-        self.W_Q = nn.Parameter(torch.empty(1, d_model, d_head))
-        self.W_K = nn.Parameter(torch.empty(1, d_model, d_head))
-        self.W_V = nn.Parameter(torch.empty(1, d_model, d_head))
-        self.W_O = nn.Parameter(torch.empty(1, d_head, d_model))
+        self.W_Q = nn.Parameter(torch.empty(n_heads, d_model, d_head))
+        self.W_K = nn.Parameter(torch.empty(n_heads, d_model, d_head))
+        self.W_V = nn.Parameter(torch.empty(n_heads, d_model, d_head))
+        self.W_O = nn.Parameter(torch.empty(n_heads, d_head, d_model))
         self.register_buffer("mask", torch.tril(torch.ones(n_ctx, n_ctx, dtype=torch.bool)), persistent=False)
         self.scale = 1.0 / math.sqrt(d_head)
         for name in ("hook_q", "hook_k", "hook_v", "hook_attn_scores", "hook_pattern", "hook_z"):
@@ -89,9 +88,9 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, d_model: int, d_mlp: int, n_ctx: int, has_mlp: bool):
+    def __init__(self, d_model: int, d_mlp: int, n_ctx: int, has_mlp: bool, n_heads: int = 1):
         super().__init__()
-        self.attn = Attention(d_model, d_model, n_ctx)
+        self.attn = Attention(d_model, d_model // n_heads, n_ctx, n_heads)
         self.mlp = MLP(d_model, d_mlp) if has_mlp else None
         for name in ("hook_resid_pre", "hook_attn_out", "hook_resid_mid", "hook_resid_post"):
             setattr(self, name, HookPoint())
@@ -116,7 +115,8 @@ class Unembed(nn.Module):
 
 
 class AssignAddTransformer(HookedRootModule):
-    """2 layers, 1 head, d_model = d_head = 128, d_mlp = 512, ReLU, no LayerNorm, no biases."""
+    """The paper's shape by default (2 layers, 1 head, d_model = d_head = 128, d_mlp = 512, an MLP in the last
+    layer only), ReLU, no LayerNorm, no biases; `ModelConfig` sets layers, heads and which blocks have an MLP."""
 
     def __init__(self, config: RunConfig):
         super().__init__()
@@ -124,7 +124,7 @@ class AssignAddTransformer(HookedRootModule):
         self.config = config
         d, n_ctx = m.d_model, task.seq_len
         self.cfg = SimpleNamespace(  # the fields TransformerLens utilities look for
-            n_layers=N_LAYERS, n_heads=1, d_model=d, d_head=d, d_mlp=m.d_mlp, n_ctx=n_ctx,
+            n_layers=m.n_layers, n_heads=m.n_heads, d_model=d, d_head=m.d_head, d_mlp=m.d_mlp, n_ctx=n_ctx,
             d_vocab=task.vocab_size, d_vocab_out=task.modulus, act_fn="relu", normalization_type=None,
             attn_only=False, positional_embedding_type="standard", use_attn_result=False,
             default_prepend_bos=False, device=None,
@@ -132,7 +132,8 @@ class AssignAddTransformer(HookedRootModule):
         self.embed = Embed(task.vocab_size, d)
         self.pos_embed = PosEmbed(n_ctx, d)
         self.hook_embed, self.hook_pos_embed = HookPoint(), HookPoint()
-        self.blocks = nn.ModuleList([Block(d, m.d_mlp, n_ctx, has_mlp=(i == MLP_LAYER)) for i in range(N_LAYERS)])
+        self.blocks = nn.ModuleList([Block(d, m.d_mlp, n_ctx, has_mlp=(i in m.mlp_layers), n_heads=m.n_heads)
+                                     for i in range(m.n_layers)])
         self.unembed = Unembed(d, task.modulus)
         self.init_weights()
         self.setup()
@@ -165,11 +166,15 @@ class AssignAddTransformer(HookedRootModule):
     # ------------------------------------------------------------------ fused training path
     def fused_logits(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits at the last position (`=`), [batch, N]: the same function as forward()[:, -1],
-        computing only what the loss needs (see `_fused`)."""
+        computing only what the loss needs (see `_fused`); the hooked forward for shapes `_fused` does not know."""
+        if not self.config.model.paper_shape:
+            return self.forward(tokens)[:, -1]
         return self._fused(tokens)[0]
 
     def fused_forward(self, tokens: torch.Tensor) -> "FusedOutput":
-        """Logits at `=` plus the few activations the progress measures read."""
+        """Logits at `=` plus the few activations the progress measures read (the paper's shape only)."""
+        if not self.config.model.paper_shape:
+            raise ValueError("fused_forward needs the paper's shape (2 layers, 1 head, an MLP in block 1)")
         logits, pattern1, pattern2 = self._fused(tokens)
         a1 = self.blocks[0].attn
         x0 = F.embedding(tokens, self.embed.W_E) + self.pos_embed.W_pos[:tokens.shape[1]]
@@ -255,16 +260,20 @@ class AssignAddTransformer(HookedRootModule):
     def W_O(self) -> torch.Tensor:
         return self._stack_attn("W_O")
 
+    def _stack_mlp(self, name: str) -> torch.Tensor:
+        """[n_layers, ...] of an MLP weight; a block without an MLP gives zeros, as in the authors' checkpoints."""
+        m = self.config.model
+        zeros = self.W_E.new_zeros((m.d_model, m.d_mlp) if name == "W_in" else (m.d_mlp, m.d_model))
+        return torch.stack([getattr(b.mlp, name) if b.mlp is not None else zeros for b in self.blocks])
+
     @property
     def W_in(self) -> torch.Tensor:
         """[n_layers, d_model, d_mlp]; layer 0 (no MLP) is all zeros, as in the authors' checkpoints."""
-        w = self.blocks[MLP_LAYER].mlp.W_in
-        return torch.stack([torch.zeros_like(w), w])
+        return self._stack_mlp("W_in")
 
     @property
     def W_out(self) -> torch.Tensor:
-        w = self.blocks[MLP_LAYER].mlp.W_out
-        return torch.stack([torch.zeros_like(w), w])
+        return self._stack_mlp("W_out")
 
     @property
     def QK(self) -> FactoredMatrix:

@@ -105,9 +105,11 @@ def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a - b).norm() / b.norm().clamp_min(1e-30))
 
 
-@pytest.mark.parametrize("which", ["tiny", "paper"])
+@pytest.mark.parametrize("which", ["tiny", "paper", "wide", "long", "other task"])
 def test_fused_path_equals_full_forward_in_logits_and_gradients(which, tiny_config, paper_config):
-    config = {"tiny": tiny_config, "paper": paper_config}[which]
+    """The fused path is the verified fast path for the paper's shape, at several sizes of it."""
+    config = {"tiny": tiny_config, "paper": paper_config, "wide": tiny_config.replace(d_model=48, d_mlp=24),
+              "long": tiny_config.replace(seq_len=20), "other task": tiny_config.replace(modulus=11, n_vars=6)}[which]
     torch.manual_seed(1)
     model = AssignAddTransformer(config)
     batch = sample_queries(config.task, 128, torch.Generator().manual_seed(2))
