@@ -9,9 +9,11 @@ from __future__ import annotations
 import pandas as pd
 
 from . import verdicts
+from .analysis.controls import bootstrap_mean_interval
+from .analysis.phases import detect_phases
 from .quantities import QUANTITIES
 from .rundir import Run
-from .series import final_values
+from .series import final_values, read_cache, series
 
 RESTRICTED = ("1var_var_restricted", "2var_var_restricted_1", "2var_var_restricted_2")
 
@@ -91,3 +93,48 @@ def seed_claims(claim: str, runs: dict[str, Run]) -> tuple[dict[str, verdicts.Ve
 def composed_runs(runs: dict[str, Run]) -> dict[str, Run]:
     """The runs whose final 1-var train accuracy says they learned variable assignment."""
     return {name: run for name, run in runs.items() if verdicts.composed(run.final()["pools"]["1var_train"])}
+
+
+# ---------------------------------------------------------------------------- C10 over seeds, from dense checkpoints
+def c10_seed(run, every: int = 100) -> dict:
+    """One seed's C10 numbers from a run with dense checkpoints (`verdicts.RULES["C10"]`):
+    the premise window (measures 5 and 4 high, measure 3 low, before the run composes), and the mean whitened
+    contrast of the negative gradient over the checkpoints where layer 1 copies (measure 5 high) before it
+    composes (to the run's end for a run that never does), read on the `every`-step grid plus every window
+    checkpoint. The gradients come from `series(run, "qk2_gradient", ...)`, computed once and cached."""
+    metrics = run.metrics().sort_values("step")
+    composition = detect_phases(metrics)["composition"]
+    end = composition if composition is not None else int(metrics["step"].max())
+    m = metrics.set_index("step").loc[:end]
+    copying = m.index[m["m5_l1_value_prev_token"] >= verdicts.C10_COPY]
+    window = m.index[(m["m5_l1_value_prev_token"] >= verdicts.C10_COPY) & (m["m4_l1_eq_to_operands"] >= verdicts.C10_EQ)
+                     & (m["m3_l2_var_identity_qk"] < verdicts.C10_IDENTITY_LOW)]
+    read = sorted({int(s) for s in copying if s % every == 1} | {int(s) for s in window})
+    available = set(run.checkpoint_steps()) | _cached_steps(run)
+    read = [s for s in read if s in available]
+    contrast = series(run, "qk2_gradient", read)["grad_white_contrast"] if read else None
+    grid = [s for s in read if s % every == 1]
+    return {"composed": composition is not None, "composition": composition,
+            "window_n": int(len(window)),
+            "window_steps": (int(window.min()), int(window.max())) if len(window) else None,
+            "copy_step": int(copying.min()) if len(copying) else None, "contrast_n": len(grid),
+            "mean_contrast": float(contrast.loc[grid].mean()) if grid else float("nan"),
+            "window_contrast": float(contrast.loc[[int(s) for s in window if int(s) in read]].mean())
+            if len(window) and contrast is not None else float("nan"),
+            "share_positive": float((contrast.loc[grid] > 0).mean()) if grid else float("nan")}
+
+
+def _cached_steps(run) -> set[int]:
+    """Steps with a cached gradient (their checkpoints may not be kept)."""
+    return {int(k[2]) for k in read_cache(run, lambda m: None) if k[0] == "qk2_gradient" and k[2].isdigit()}
+
+
+def c10_over_seeds(per_seed: dict[str, dict]) -> dict:
+    """Bootstrap intervals over seeds of the per-seed mean contrast, for the composed seeds and for the control."""
+    out = {}
+    for group, flag in (("composed", True), ("control", False)):
+        values = [p["mean_contrast"] for p in per_seed.values()
+                  if p["composed"] == flag and p["mean_contrast"] == p["mean_contrast"]]  # NaN: none measured
+        out[group] = bootstrap_mean_interval(values) if len(values) >= 2 else None
+        out[f"{group}_n"] = len(values)
+    return out

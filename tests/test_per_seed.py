@@ -55,3 +55,25 @@ def test_seed_claims_table_has_one_row_per_run(tiny_run):
     assert verdicts_["a"].verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED)
     with pytest.raises(KeyError, match="not a claim about one final model"):
         per_seed.numbers("C8", tiny_run)
+
+
+def test_c10_seed_reads_the_window_and_the_gradient_at_checkpoints(tiny_run, tmp_path, monkeypatch):
+    """On the tiny run (checkpoints at 1, 11, 21, 30): with the levels set so that every row copies and every row
+    is in the window, the window holds every eval row before the run composes, and the gradient is read (and
+    cached) at the 10-step grid."""
+    import shutil
+
+    from assignadd_core import verdicts
+    from assignadd_core.rundir import Run
+    run = Run(shutil.copytree(tiny_run.path, tmp_path / "tiny"))
+    monkeypatch.setattr(verdicts, "C10_COPY", -1.0)
+    monkeypatch.setattr(verdicts, "C10_EQ", -1.0)
+    monkeypatch.setattr(verdicts, "C10_IDENTITY_LOW", 2.0)
+    with torch.enable_grad():
+        row = per_seed.c10_seed(run, every=10)
+    composed_ = row["composed"]
+    assert row["window_n"] == (len(run.metrics()) if not composed_ else row["window_n"])
+    assert row["contrast_n"] >= 3 and row["mean_contrast"] == row["mean_contrast"]
+    assert (run.path / "series.csv").is_file()
+    over = per_seed.c10_over_seeds({"a": row, "b": {**row, "mean_contrast": row["mean_contrast"] + 0.1}})
+    assert over[("composed" if composed_ else "control") + "_n"] == 2
