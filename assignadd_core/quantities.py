@@ -67,9 +67,10 @@ def _causal_pools(model) -> dict:
 
 def _value_ablation(model, step):
     """C4: layer 1's output mean-ablated at the prefix value positions only (sequences with a distractor)."""
-    from .analysis.controls import position_ablation_table
+    from .analysis.interventions import ablation_table
     pools = _causal_pools(model)
-    table = position_ablation_table(model, {k: pools[k] for k in ("0var_train", "1var_train")}, wheres=("values",))
+    table = ablation_table(model, {k: pools[k] for k in ("0var_train", "1var_train")}, modes=(), wheres=("values",),
+                           distractor_only=True)
     return {"1var_clean": float(table.loc["1var_train", "clean"]),
             "1var_ablated_at_values": float(table.loc["1var_train", "ablated at values"]),
             "0var_ablated_at_values": float(table.loc["0var_train", "ablated at values"])}

@@ -128,3 +128,17 @@ def test_example_batch_and_patterns(model, tiny_config):
     assert torch.allclose(patterns[:, 1, -1], fused.pattern2.detach(), atol=1e-5)
     labels = circuits.token_labels(task, examples.tokens[0])
     assert labels[-1] == f"{task.seq_len - 1}:=" and len(labels) == task.seq_len
+
+
+def test_restricted_minus_trained_reads_the_forbidden_cells():
+    import torch
+
+    from assignadd_core.analysis.circuits import restricted_minus_trained
+    from assignadd_core.config import RunConfig
+    from assignadd_core.data import make_split
+    split = make_split(RunConfig().task)
+    table = torch.zeros(12, 2)
+    table[split.left_forbidden_vars, 0] = 1.0  # k, l scored 1 on the left, everything else 0
+    table[split.right_forbidden_vars, 1] = 1.0
+    assert restricted_minus_trained(table, split) == 1.0
+    assert restricted_minus_trained(torch.ones(12, 2), split) == 0.0

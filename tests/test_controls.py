@@ -48,20 +48,22 @@ def test_swap_heldout_on_the_solver_is_perfect(solver):
 # ---------------------------------------------------------------------------- C4
 def test_position_masks(one_var, solver):
     task = solver.config.task
-    values = controls.position_mask(one_var, task, "values")
+    values = iv.position_mask(one_var, task, "values")
     assert torch.equal(values, iv.value_positions(one_var, task))
-    eq = controls.position_mask(one_var, task, "eq")
+    eq = iv.position_mask(one_var, task, "eq")
     assert bool(eq[:, -1].all()) and int(eq.sum()) == len(one_var)
     with pytest.raises(ValueError):
-        controls.position_mask(one_var, task, "query")
+        iv.position_mask(one_var, task, "query")
 
 
 def test_masked_ablation_replaces_only_masked_positions():
     act = torch.arange(24.0).reshape(2, 3, 4)
     mean = torch.full((3, 4), -1.0)
     mask = torch.tensor([[True, False, False], [False, False, True]])
-    out = controls.masked_ablation_hook(mask, mean)(act, None)
+    out = iv.ablation_hook("mean", mean, mask)(act, None)
     assert bool((out[mask] == -1).all()) and torch.equal(out[~mask], act[~mask])
+    zeroed = iv.ablation_hook("zero", mask=mask)(act, None)
+    assert bool((zeroed[mask] == 0).all()) and torch.equal(zeroed[~mask], act[~mask])
 
 
 def test_value_position_ablation_breaks_lookup_not_addition(solver):
@@ -69,7 +71,7 @@ def test_value_position_ablation_breaks_lookup_not_addition(solver):
     at the value positions leaves literals untouched (0-var stays exact) and breaks 1-var lookup; ablating
     at `=` only removes the query's own label there."""
     pools = {k: v for k, v in eval_pools(solver.config.task).items() if k in ("0var_train", "1var_train")}
-    table = controls.position_ablation_table(solver, pools)
+    table = iv.ablation_table(solver, pools, modes=(), wheres=("values", "eq", "all"), distractor_only=True)
     assert table.loc["0var_train", "clean"] == 1.0 and table.loc["0var_train", "ablated at values"] == 1.0
     assert table.loc["1var_train", "clean"] == 1.0 and table.loc["1var_train", "ablated at values"] < 0.5
     assert table.loc["1var_train", "ablated at eq"] < 1.0
@@ -154,15 +156,15 @@ def test_bootstrap_interval():
 # ---------------------------------------------------------------------------- exact values on hand-made inputs
 def test_position_mask_all_and_the_error_message(one_var, solver):
     task = solver.config.task
-    assert bool(controls.position_mask(one_var, task, "all").all())
+    assert bool(iv.position_mask(one_var, task, "all").all())
     with pytest.raises(ValueError, match=r"^where must be 'values', 'eq' or 'all', got 'query'$"):
-        controls.position_mask(one_var, task, "query")
+        iv.position_mask(one_var, task, "query")
 
 
 def test_masked_ablation_keeps_the_activation_dtype():
     act = torch.arange(24.0).reshape(2, 3, 4).to(torch.bfloat16)
     mask = torch.tensor([[True, False, False], [False, False, True]])
-    out = controls.masked_ablation_hook(mask, torch.full((3, 4), -1.0))(act, None)  # a float32 mean
+    out = iv.ablation_hook("mean", torch.full((3, 4), -1.0), mask)(act, None)  # a float32 mean
     assert out.dtype == torch.bfloat16 and bool((out[mask] == -1).all()) and torch.equal(out[~mask], act[~mask])
 
 

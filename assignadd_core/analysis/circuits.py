@@ -69,3 +69,13 @@ def token_labels(task, tokens: torch.Tensor) -> list[str]:
     """Axis labels 'pos:token' for one sequence (positions keep repeated tokens apart)."""
     vocab = Vocab(task)
     return [f"{i}:{vocab.names[int(t)]}" for i, t in enumerate(tokens)]
+
+
+def restricted_minus_trained(table: torch.Tensor, split) -> float:
+    """Mean of a [variable, side] table (side 0: left operand, 1: right) over the position-restricted cells
+    (variables never on that side in training: k, l on the left, a, b on the right) minus its mean over the
+    trained cells."""
+    mask = torch.zeros(table.shape, dtype=torch.bool)
+    mask[split.left_forbidden_vars, 0] = True
+    mask[split.right_forbidden_vars, 1] = True
+    return float(table[mask].mean() - table[~mask].mean())

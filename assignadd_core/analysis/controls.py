@@ -2,8 +2,9 @@
 
 * C2 `swap_heldout_accuracy`: held-out pairs whose swap (n2, n1) is held out too, where looking up the
   swapped training pair cannot help.
-* C4 `position_ablation_table`: mean-ablate layer 1's output at the prefix value positions only (the
-  previous-token copy) or at `=` only (its copy of the query operands), not the whole head.
+* C4: `interventions.ablation_table(..., wheres=("values", "eq", "all"), distractor_only=True)` mean-ablates
+  layer 1's output at the prefix value positions only (the previous-token copy) or at `=` only (its copy of the
+  query operands), not the whole head.
 * C5 `relabel_patch`: swap the layer-1 outputs (the variable labels) of the queried variable's value token
   and a distractor's: if layer 2 matches labels, attention and answer follow the label, not the position.
 * C6 `mlp_input_cosines`: literal vs variable twins against harder baselines (same sum, one shared
@@ -19,10 +20,8 @@ import torch
 
 from ..data import Batch, exact_sets, make_split
 from ..evaluation import batch_correct
-from ..measures import value_positions
 from ..model import AssignAddTransformer, initial_model
-from .interventions import (LAYER1_OUT, LAYER2_PATTERN, distractor_with_other_value, has_distractor,
-                            mean_activation, predict)
+from .interventions import LAYER1_OUT, LAYER2_PATTERN, distractor_with_other_value, predict
 
 
 # ---------------------------------------------------------------------------- C2
@@ -38,51 +37,6 @@ def swap_heldout_accuracy(model: AssignAddTransformer) -> dict[str, float]:
         out[name] = float(correct[rows].float().mean()) if bool(rows.any()) else float("nan")
         out[f"n_{name}"] = int(rows.sum())
     return out
-
-
-# ---------------------------------------------------------------------------- C4
-def position_mask(batch: Batch, task, where: str) -> torch.Tensor:
-    """Bool [B, seq]: 'values' = prefix value tokens, 'eq' = the last position, 'all' = everywhere."""
-    if where == "values":
-        return value_positions(batch, task)
-    mask = torch.zeros_like(batch.tokens, dtype=torch.bool)
-    if where == "eq":
-        mask[:, -1] = True
-    elif where == "all":
-        mask[:] = True
-    else:
-        raise ValueError(f"where must be 'values', 'eq' or 'all', got {where!r}")
-    return mask
-
-
-def masked_ablation_hook(mask: torch.Tensor, mean: torch.Tensor):
-    """Replace the activation by its per-position mean where `mask` [B, seq] is True, keep it elsewhere."""
-    def hook(act, hook):  # noqa: ARG001
-        m = mask.to(act.device)[..., None]
-        return torch.where(m, mean.to(act.dtype).expand_as(act), act)
-    return hook
-
-
-@torch.no_grad()
-def position_ablation_table(model: AssignAddTransformer, pools: dict[str, Batch],
-                            wheres: tuple[str, ...] = ("values", "eq", "all")) -> "pd.DataFrame":
-    """Accuracy per pool, clean and with layer 1's output mean-ablated at each kind of position; each on
-    the sequences with a distractor assignment (where lookup by label is needed)."""
-    import pandas as pd
-    task = model.config.task
-    mean = mean_activation(model, LAYER1_OUT)
-    rows = []
-    for name, batch in pools.items():
-        keep = has_distractor(batch)
-        batch = batch[keep] if bool(keep.any()) else batch
-        row = {"pool": name, "clean": float((predict(model, batch.tokens) == batch.answers).float().mean())}
-        for where in wheres:
-            hook = masked_ablation_hook(position_mask(batch, task, where), mean)
-            pred = predict(model, batch.tokens, [(LAYER1_OUT, hook)])
-            row[f"ablated at {where}"] = float((pred == batch.answers).float().mean())
-        row["n"] = int(len(batch))
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("pool")
 
 
 # ---------------------------------------------------------------------------- C5

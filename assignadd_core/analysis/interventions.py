@@ -1,7 +1,11 @@
-"""Causal checks with TransformerLens hooks (`run_with_hooks`) on the full hooked forward.
+"""Causal checks with TransformerLens hooks (`run_with_hooks`) on the full hooked forward: the book's tools that
+change an activation and watch the answer (measurements that only read activations live in `circuits` and
+`diagnostics`; the reviewer's controls of a claim, built from these tools, in `controls`).
 
-* Ablation: replace an activation (e.g. the layer-1 head's output `blocks.0.hook_attn_out`) by zero
-  or by its per-position mean over training sequences, and measure pool accuracies.
+* Ablation (`ablation_hook`, `ablation_table`: the one factory and the one table): replace an activation (e.g.
+  the layer-1 head's output `blocks.0.hook_attn_out`) by zero or by its per-position mean over training
+  sequences, everywhere or only at some positions (`position_mask`: the prefix value tokens, `=`), and measure
+  pool accuracies.
 * Value patching: run a counterfactual copy of each sequence in which one operand's value token holds
   another number, and paste the counterfactual residual stream at that position (the layer-2 input,
   `blocks.1.hook_resid_pre`) into the clean run: if layer 2 reads the operand from there, the answer
@@ -38,15 +42,34 @@ def mean_activation(model: AssignAddTransformer, hook_name: str, n: int = 4096, 
     return cache[hook_name].mean(0)
 
 
-def ablation_hook(mode: str, mean: torch.Tensor | None = None):
-    """A hook replacing the activation by zeros ('zero') or by a per-position mean ('mean')."""
-    if mode == "zero":
-        return lambda act, hook: torch.zeros_like(act)
-    if mode == "mean":
-        if mean is None:
-            raise ValueError("mean ablation needs the mean activation")
-        return lambda act, hook: mean.to(act.dtype).expand_as(act).clone()
-    raise ValueError(f"ablation mode must be 'zero' or 'mean', got {mode!r}")
+def position_mask(batch: Batch, task, where: str) -> torch.Tensor:
+    """Bool [B, seq]: 'values' = prefix value tokens, 'eq' = the last position, 'all' = everywhere."""
+    if where == "values":
+        return value_positions(batch, task)
+    mask = torch.zeros_like(batch.tokens, dtype=torch.bool)
+    if where == "eq":
+        mask[:, -1] = True
+    elif where == "all":
+        mask[:] = True
+    else:
+        raise ValueError(f"where must be 'values', 'eq' or 'all', got {where!r}")
+    return mask
+
+
+def ablation_hook(mode: str, mean: torch.Tensor | None = None, mask: torch.Tensor | None = None):
+    """A hook replacing the activation by zeros ('zero') or by a per-position mean ('mean'), everywhere or only
+    where `mask` [B, seq] is True; the activation keeps its dtype."""
+    if mode not in ("zero", "mean"):
+        raise ValueError(f"ablation mode must be 'zero' or 'mean', got {mode!r}")
+    if mode == "mean" and mean is None:
+        raise ValueError("mean ablation needs the mean activation")
+
+    def hook(act, hook):  # noqa: ARG001 (TransformerLens passes the hook point)
+        replaced = torch.zeros_like(act) if mode == "zero" else mean.to(act.dtype).expand_as(act).clone()
+        if mask is None:
+            return replaced
+        return torch.where(mask.to(act.device)[..., None], replaced, act)
+    return hook
 
 
 def has_distractor(batch: Batch) -> torch.Tensor:
@@ -56,20 +79,32 @@ def has_distractor(batch: Batch) -> torch.Tensor:
 
 
 def ablation_table(model: AssignAddTransformer, pools: dict[str, Batch], hook_name: str = LAYER1_OUT,
-                   modes: tuple[str, ...] = ("zero", "mean"), by_distractor: bool = False) -> pd.DataFrame:
-    """Accuracy per pool: clean, and with `hook_name` ablated in each mode. Rows = pools. With
-    `by_distractor`, also each accuracy on the sequences that have a distractor assignment."""
-    mean = mean_activation(model, hook_name) if "mean" in modes else None
+                   modes: tuple[str, ...] = ("zero", "mean"), wheres: tuple[str, ...] = (),
+                   by_distractor: bool = False, distractor_only: bool = False) -> pd.DataFrame:
+    """Accuracy per pool (rows): clean, with `hook_name` ablated everywhere in each of `modes` ("zero-ablated",
+    "mean-ablated"), and mean-ablated only at each kind of position in `wheres` ("ablated at values", ...).
+    `distractor_only`: read only the sequences with a distractor assignment (where lookup by label is needed);
+    `by_distractor`: also each accuracy on those sequences, beside the whole pool."""
+    task = model.config.task
+    mean = mean_activation(model, hook_name) if ("mean" in modes or wheres) else None
     rows = []
     for name, batch in pools.items():
+        if distractor_only:
+            keep = has_distractor(batch)
+            batch = batch[keep] if bool(keep.any()) else batch
         right = {"clean": predict(model, batch.tokens) == batch.answers}
         for mode in modes:
             right[f"{mode}-ablated"] = predict(model, batch.tokens, [(hook_name, ablation_hook(mode, mean))]) == batch.answers
+        for where in wheres:
+            hook = ablation_hook("mean", mean, position_mask(batch, task, where))
+            right[f"ablated at {where}"] = predict(model, batch.tokens, [(hook_name, hook)]) == batch.answers
         row = {"pool": name, **{k: float(v.float().mean()) for k, v in right.items()}}
         if by_distractor:
             keep = has_distractor(batch)
             row.update({f"{k}, with distractor": float(v[keep].float().mean()) for k, v in right.items()})
             row["share with distractor"] = float(keep.float().mean())
+        if wheres:
+            row["n"] = int(len(batch))
         rows.append(row)
     return pd.DataFrame(rows).set_index("pool")
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..verdicts import composed
+
 
 @dataclass(frozen=True)
 class Crossing:
@@ -243,14 +245,14 @@ def coverage_or_frequency(rows, share, field: str, pool: str, level: float = 0.9
     """Does a 2-var pool's threshold in r come from which pairs 2-var queries cover, or from how often
     2-var queries come? Compares the paper's r sweep (`rows`: r keeps 2-var rows, so it sets both) with
     the ablation (`share`: r scales the 2-var share only, every pair covered), on the seeds both have and
-    the runs that learned variable assignment (`1var_train` at the level; the others fail every 2-var pool
+    the runs that learned variable assignment (`verdicts.composed`; the others fail every 2-var pool
     whatever r). Returns {"table": per value, both means and their difference, "rows"/"share": the
     crossings, "seeds", "answer"}. The answer: "coverage" when the pool reaches the level at a smaller
     r with every pair covered, "frequency" when both cross at the same r, "neither" when the ablation
     crosses later, "undecided" when a curve never stays at the level."""
     import pandas as pd
     seeds = sorted(set(rows["seed"]) & set(share["seed"]))
-    kept = {name: frame[frame["seed"].isin(seeds) & (frame["1var_train"] >= level)]
+    kept = {name: frame[frame["seed"].isin(seeds) & frame["1var_train"].map(composed)]
             for name, frame in (("rows", rows), ("share", share))}
     means = {name: pd.Series(*reversed(mean_curve(frame[field], frame[pool]))) for name, frame in kept.items()}
     table = pd.DataFrame({field: sorted(set(means["rows"].index) | set(means["share"].index))})
@@ -270,7 +272,7 @@ def composition_by_value(done, field: str):
     accuracy), of how many, with the Clopper–Pearson interval."""
     import pandas as pd
 
-    from ..verdicts import clopper_pearson, composed
+    from ..verdicts import clopper_pearson
     rows = []
     for value, runs in done.groupby(field):
         k, n = int(runs["1var_train"].map(composed).sum()), len(runs)
@@ -281,7 +283,7 @@ def composition_by_value(done, field: str):
 
 def seed_crossings(done, field: str, metric: str = "value", level: float | None = None) -> list:
     """One `verdicts.SeedCrossing` per seed, read on that seed's composed runs only."""
-    from ..verdicts import THRESHOLD_LEVEL, composed, seed_crossing
+    from ..verdicts import THRESHOLD_LEVEL, seed_crossing
     level = THRESHOLD_LEVEL if level is None else level
     kept = done[done["1var_train"].map(composed)]
     return [seed_crossing(int(seed), runs[field], runs[metric], level) for seed, runs in kept.groupby("seed")]
