@@ -22,7 +22,7 @@ def finished_run(name: str, config, train_missing: bool = False, device: str = "
     from ..rundir import Run, run_path
     from ..runs import train_or_load
     if train_missing:
-        return train_or_load(config, name=name, device=device, root=root, progress=False)
+        return train_or_load(config, name=name, device=device, root=root)  # with a progress bar
     run = Run(run_path(name, root))
     return run if run.is_complete() and run.config == config else None
 
