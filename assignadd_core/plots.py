@@ -19,7 +19,8 @@ import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
 from .book_mime import PLOTLY_MIME
-from .data import POOL_NAMES, POOLS, pool_spec
+from .data import POOL_NAMES, pool_spec
+from .names import MEASURE_LABELS, POOL_LABELS  # noqa: F401  (the chapters' names for them: plots.POOL_LABELS)
 
 BOOK_RENDERER = "book"
 FIGURE_CONFIG = {"responsive": True}
@@ -61,13 +62,6 @@ def setup_plotly() -> None:
 
 
 # ------------------------------------------------------------------ task, model and training phases
-POOL_LABELS = {spec.name: spec.label for spec in POOLS}
-MEASURE_LABELS = {
-    "m1_addition_module": "1 addition module alone", "m2_l1_prev_token_qk": "2 layer-1 previous-token QK",
-    "m3_l2_var_identity_qk": "3 layer-2 variable identity QK", "m4_l1_eq_to_operands": "4 layer-1 `=` → operands",
-    "m5_l1_value_prev_token": "5 layer-1 value → previous token", "m6_l2_eq_to_values": "6 layer-2 `=` → values",
-    "m7_probe_var_identity": "7 probe: variable identity",
-}
 _LINE_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")  # one per run or seed
 
 

@@ -9,6 +9,7 @@ import html
 
 import pandas as pd
 
+from .names import readable
 from .verdicts import RULE_CHANGES, RULES, VERDICTS, Verdict
 
 VERDICT_COLORS = {"reproduced": "#1a7f37", "partly": "#9a6700", "not reproduced": "#cf222e",
@@ -63,5 +64,5 @@ def seed_verdicts(rows: dict[str, Verdict], numbers: pd.DataFrame | None = None)
     table = pd.DataFrame({"verdict": {k: v.verdict for k, v in rows.items()},
                           "deciding numbers": {k: v.text for k, v in rows.items()}})
     if numbers is not None:
-        table = numbers.join(table, how="right")
+        table = readable(numbers).join(table, how="right")
     return table.rename_axis("seed")

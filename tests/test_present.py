@@ -11,7 +11,7 @@ def test_rule_box_states_the_rule_and_folds_its_history():
     html = box._repr_html_()
     assert "Rule for C7" in html and "<details><summary>How this rule changed</summary>" in html
     assert "2026-12" in html and "10.9 % of their active neurons" in html
-    assert "<details>" not in present.Rule("C4")._repr_html_()  # never changed
+    assert "<details>" not in present.Rule("C5")._repr_html_()  # never changed
 
 
 def test_result_box_carries_the_verdict_colour_and_escapes_the_text():
@@ -26,3 +26,11 @@ def test_seed_verdicts_table_joins_the_numbers():
     table = present.seed_verdicts(rows, pd.DataFrame({"x": {"seed42": 1.0, "seed51": 0.5}}))
     assert list(table.columns) == ["x", "verdict", "deciding numbers"] and table.index.name == "seed"
     assert table.loc["seed51", "verdict"] == PARTLY
+
+
+def test_display_names_replace_keys_in_tables():
+    from assignadd_core.names import label, readable
+    assert label("2var_var_restricted_1") == "2-var var-restricted (1)" and label("unknown_key") == "unknown_key"
+    frame = pd.DataFrame({"m3_l2_var_identity_qk": [1.0]}, index=["0var_heldout"])
+    shown = readable(frame)
+    assert list(shown.columns) == ["3 layer-2 variable identity QK"] and list(shown.index) == ["exact: 0-var held-out"]
