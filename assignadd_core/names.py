@@ -44,7 +44,5 @@ def label(key: str) -> str:
 
 def readable(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with display names for its column names and for index values that are keys."""
-    out = frame.rename(columns=lambda c: label(c) if isinstance(c, str) else c)
-    if out.index.dtype == object:
-        out = out.rename(index=lambda i: label(i) if isinstance(i, str) else i)
-    return out
+    by_name = lambda key: label(key) if isinstance(key, str) else key  # noqa: E731  (numbers stay as they are)
+    return frame.rename(columns=by_name, index=by_name)
