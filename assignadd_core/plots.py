@@ -650,3 +650,36 @@ def composition_rate_figure(panels: dict, title: str):
     fig.update_yaxes(title_text="share composed", range=[-0.02, 1.05], row=1, col=1)
     fig.update_layout(title=title, height=420)
     return fig
+
+
+def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], title: str):
+    """A slider over checkpoints (plotly frames, offline): layer 1's attention on one sequence (left) and layer
+    2's variable QK map (right). `maps`: a `series(run, "circuit_maps", steps)` table, one row per step."""
+    import numpy as np
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    n_vars, n_pos = len(var_names), len(token_labels)
+
+    def traces(row):
+        qk = np.array([[row[f"qk_{i}_{j}"] for j in range(n_vars)] for i in range(n_vars)])
+        pattern = np.array([[row[f"l1_{q}_{k}"] for k in range(n_pos)] for q in range(n_pos)])
+        pattern[np.triu_indices(n_pos, 1)] = np.nan  # keys after the query: never attended
+        bound = float(np.abs(qk).max()) or 1.0
+        return [_heatmap(pattern, token_labels, token_labels, zmid=None, colorscale="Blues", showscale=False,
+                         hover="query %{y}, key %{x}: %{z:.2f}"),
+                _heatmap(qk, var_names, var_names, zmid=0.0, hover="query %{y}, key %{x}: %{z:.1f}")
+                .update(zmin=-bound, zmax=bound, colorbar={"x": 1.02, "len": 0.8})]
+
+    steps = [int(s) for s in maps.index]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("layer 1: attention on the 2-var example",
+                                                        "layer 2: variable QK map"), horizontal_spacing=0.14)
+    for col, trace in enumerate(traces(maps.iloc[0]), start=1):
+        fig.add_trace(trace, 1, col)
+    fig.frames = [go.Frame(data=traces(maps.loc[s]), traces=[0, 1], name=str(s)) for s in steps]
+    fig.update_layout(title=title, height=520, sliders=[{
+        "active": 0, "currentvalue": {"prefix": "step "}, "pad": {"t": 40},
+        "steps": [{"label": f"{s:,}", "method": "animate",
+                   "args": [[str(s)], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
+                                       "transition": {"duration": 0}}]} for s in steps]}])
+    fig.update_yaxes(autorange="reversed")
+    return fig

@@ -124,6 +124,20 @@ def _qk2_gradient(model, step):
                                        "grad_fraction_in_subspace")}
 
 
+MAP_VARS, MAP_POSITIONS = 12, 16  # the paper's task: the variable QK map and the example's layer-1 pattern
+
+
+def _circuit_maps(model, step):
+    """The two maps the circuits chapter watches across a jump: layer 2's 12 x 12 variable QK map (measure 3's)
+    and layer 1's attention pattern on the chapter's 2-var example sequence (16 x 16), flattened."""
+    from .analysis.circuits import attention_patterns, example_batch
+    from .measures import variable_qk_map
+    qk = variable_qk_map(model)
+    pattern = attention_patterns(model, example_batch(model.config.task)[3:4].tokens)[0, 0]
+    return {**{f"qk_{i}_{j}": float(qk[i, j]) for i in range(qk.shape[0]) for j in range(qk.shape[1])},
+            **{f"l1_{q}_{k}": float(pattern[q, k]) for q in range(pattern.shape[0]) for k in range(pattern.shape[1])}}
+
+
 QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("pools", 1, POOL_NAMES, _pools, "accuracy on the nine evaluation pools", logged=True),
     Quantity("measures", 1, MEASURE_NAMES[:-1], _measures, "progress measures 1-6", logged=True),
@@ -140,6 +154,9 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("fourier", 1, ("n_frequencies", "n_key_frequencies_70", "n_key_frequencies_factor", "share_above_09", "n_above_09",
                             "best_r2", "median_r2", "null_q99", "n_active"), _fourier,
              "Fourier features of the embedding and the layer-2 neurons, with the null (C7)"),
+    Quantity("circuit_maps", 1, (*(f"qk_{i}_{j}" for i in range(MAP_VARS) for j in range(MAP_VARS)),
+                                 *(f"l1_{q}_{k}" for q in range(MAP_POSITIONS) for k in range(MAP_POSITIONS))),
+             _circuit_maps, "the variable QK map of layer 2 and layer 1's pattern on the 2-var example (paper's task)"),
     Quantity("qk2_gradient", 1, ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",
                                  "grad_fraction_in_subspace"), _qk2_gradient,
              "the negative gradient on layer 2's QK, on the variable copies (C10)"),
