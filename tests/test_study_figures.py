@@ -34,3 +34,16 @@ def test_predictor_and_composition_rate_figures():
                           "low": [0.01, 0.16], "high": [0.99, 1.0]})
     fig = plots.composition_rate_figure({"f": (rates, "f"), "r": (rates.rename(columns={"f": "r"}), "r")}, "t")
     assert len(fig.data) == 2 and list(fig.data[0].text) == ["1 of 2", "2 of 2"]
+
+
+def test_circuit_slider_has_one_frame_per_step_and_both_maps():
+    rows = {}
+    for step, scale in ((101, 0.0), (201, 1.0)):
+        row = {f"qk_{i}_{j}": scale * (i == j) for i in range(12) for j in range(12)}
+        row.update({f"l1_{q}_{k}": 1.0 / (q + 1) for q in range(16) for k in range(16)})
+        rows[step] = row
+    maps = pd.DataFrame.from_dict(rows, orient="index")
+    fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t")
+    assert [f.name for f in fig.frames] == ["101", "201"] and len(fig.layout.sliders[0].steps) == 2
+    last_qk = np.array(fig.frames[1].data[1].z, dtype=float)
+    assert np.allclose(np.diag(last_qk), 1.0) and np.isnan(np.array(fig.frames[1].data[0].z, dtype=float)[0, 1])
