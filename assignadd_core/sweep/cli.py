@@ -20,10 +20,10 @@ def _resolve(args: argparse.Namespace) -> Sweep:
     sweep = get_sweep(args.sweep)
     if getattr(args, "seeds", None) is not None:
         sweep = sweep.with_seeds(args.seeds)
+    if getattr(args, "values", None) is not None:  # chosen grid values first, then --points of those
+        sweep = sweep.with_values(args.values)
     if getattr(args, "points", None) is not None:
         sweep = sweep.subset(args.points)
-    if getattr(args, "values", None) is not None:
-        sweep = sweep.with_values(args.values)
     if getattr(args, "steps", None) is not None:
         sweep = sweep.with_steps(args.steps)
     return sweep
