@@ -121,7 +121,7 @@ def test_second_sweep_driver_is_refused_and_a_killed_sweep_resumes(tmp_path):
     sweep = Sweep("tiny", grid, metric="0var_heldout", base=TINY, seeds=(1,))
     body = (f"from pathlib import Path\nfrom assignadd_core.sweep import Sweep, run_sweep\n"
             f"run_sweep(Sweep('tiny', {grid!r}, metric='0var_heldout', base={TINY!r}, seeds=(1,)),"
-            f" root=Path(sys.argv[1]), workers=1, progress=False)")
+            f" results_dir=Path(sys.argv[1]), workers=1, progress=False)")
     lock = tmp_path / ".tiny.lock"
     second_point = RunConfig().replace(**{**TINY, "task.train_fraction": 0.9, "train.seed": 1}).hash()
     first = start(body, str(tmp_path))
@@ -129,14 +129,14 @@ def test_second_sweep_driver_is_refused_and_a_killed_sweep_resumes(tmp_path):
         wait_for(lambda: holder_pid(lock) == first.pid
                  and (tmp_path / "scratch" / second_point / "resume" / "state.json").is_file(), first)
         with pytest.raises(BusyError) as excinfo:
-            run_sweep(sweep, root=tmp_path, workers=1, progress=False)
+            run_sweep(sweep, results_dir=tmp_path, workers=1, progress=False)
         message = str(excinfo.value)
         assert message.startswith("sweep tiny") and f"pid {first.pid}" in message and "\n" not in message
     finally:
         kill(first)
     assert [r["status"] for r in read_records(results_path(sweep, tmp_path))] == ["failed"]
 
-    counts = run_sweep(sweep, root=tmp_path, workers=1, progress=False)
+    counts = run_sweep(sweep, results_dir=tmp_path, workers=1, progress=False)
     assert counts == {"done": 2, "failed": 0, "error": 0, "skipped": 1}
     records = read_records(results_path(sweep, tmp_path))
     assert len({r["key"] for r in records}) == len(records) == 3  # each point once

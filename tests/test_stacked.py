@@ -232,8 +232,8 @@ def test_train_seeds_trains_one_run_per_seed_stacked(tiny_config, tmp_path, caps
 
 def test_a_sweep_trains_its_points_in_stacks_with_the_records_of_single_runs(tmp_path):
     sweep = Sweep("tiny", {"task.train_fraction": (0.05, 0.6, 0.9)}, metric="0var_heldout", base=TINY, seeds=(1, 2))
-    alone = run_sweep(sweep, root=tmp_path / "alone", workers=1, progress=False, stack=1)
-    together = run_sweep(sweep, root=tmp_path / "stacked", workers=1, progress=False, stack=4)
+    alone = run_sweep(sweep, results_dir=tmp_path / "alone", workers=1, progress=False, stack=1)
+    together = run_sweep(sweep, results_dir=tmp_path / "stacked", workers=1, progress=False, stack=4)
     assert alone == together == {"done": 4, "failed": 2, "error": 0, "skipped": 0}
     a = {r["key"]: r for r in read_records(results_path(sweep, tmp_path / "alone"))}
     b = {r["key"]: r for r in read_records(results_path(sweep, tmp_path / "stacked"))}
@@ -248,9 +248,9 @@ def test_a_sweep_trains_its_points_in_stacks_with_the_records_of_single_runs(tmp
                     for name in ("alone", "stacked")]
             pd.testing.assert_frame_equal(*kept)
             assert not (tmp_path / "stacked" / "scratch" / key / "resume").exists()
-    assert run_sweep(sweep, root=tmp_path / "stacked", workers=1, progress=False, stack=4)["skipped"] == 6
+    assert run_sweep(sweep, results_dir=tmp_path / "stacked", workers=1, progress=False, stack=4)["skipped"] == 6
     with pytest.raises(ConfigError, match="stack must be"):
-        run_sweep(sweep, root=tmp_path / "bad", stack=0)
+        run_sweep(sweep, results_dir=tmp_path / "bad", stack=0)
 
 
 def test_stack_groups_follow_the_run_order_and_the_shape(tiny_config):

@@ -67,13 +67,13 @@ def test_points_keys_subsets_and_validation(tmp_path):
         Sweep("bad", TINY_GRID, metric="accuracy")
     with pytest.raises(ConfigError, match="steps must be"):  # shared settings are checked once, up front
         Sweep("bad", TINY_GRID, metric="0var_heldout", base={"train.steps": 0})
-    status = grid_status(SWEEPS["f_sweep"], root=tmp_path)
+    status = grid_status(SWEEPS["f_sweep"], results_dir=tmp_path)
     assert len(status) == 40 and set(status["status"]) == {"pending"} and status["value"].isna().all()
 
 
 def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
     sweep = tiny_sweep()
-    counts = run_sweep(sweep, root=tmp_path, workers=2, threads=1, progress=False)
+    counts = run_sweep(sweep, results_dir=tmp_path, workers=2, threads=1, progress=False)
     assert counts == {"done": 2, "failed": 1, "error": 0, "skipped": 0}
     records = {r["params"]["task.train_fraction"]: r for r in read_records(results_path(sweep, tmp_path))}
     assert records[0.05]["status"] == "failed" and "out of every training pair" in records[0.05]["reason"]
@@ -92,10 +92,10 @@ def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
     assert (tmp_path / "tiny.csv").read_text().count("\n") == 4
 
     before = results_path(sweep, tmp_path).read_text()
-    assert run_sweep(sweep, root=tmp_path, workers=2, progress=False)["skipped"] == 3
+    assert run_sweep(sweep, results_dir=tmp_path, workers=2, progress=False)["skipped"] == 3
     assert results_path(sweep, tmp_path).read_text() == before  # nothing rerun
 
-    more = run_sweep(tiny_sweep(seeds=(1, 2)), root=tmp_path, workers=1, progress=False)
+    more = run_sweep(tiny_sweep(seeds=(1, 2)), results_dir=tmp_path, workers=1, progress=False)
     assert more == {"done": 2, "failed": 1, "error": 0, "skipped": 3}
     new = read_records(results_path(sweep, tmp_path))[3:]
     assert [r["params"]["task.train_fraction"] for r in new] == [0.05, 0.9, 0.6]  # ends first, then the middle
@@ -106,7 +106,7 @@ def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
 
 def test_a_run_killed_mid_way_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
     sweep = tiny_sweep(grid={"task.train_fraction": (0.6,)})
-    clean = run_sweep(sweep, root=tmp_path / "clean", workers=1, progress=False)
+    clean = run_sweep(sweep, results_dir=tmp_path / "clean", workers=1, progress=False)
     assert clean["done"] == 1
 
     real_step, calls = trainer.train_step, []
@@ -119,13 +119,13 @@ def test_a_run_killed_mid_way_resumes_to_the_uninterrupted_result(tmp_path, monk
 
     monkeypatch.setattr(trainer, "train_step", killed_at_25)
     with pytest.raises(KeyboardInterrupt):
-        run_sweep(sweep, root=tmp_path / "killed", workers=1, progress=False)
+        run_sweep(sweep, results_dir=tmp_path / "killed", workers=1, progress=False)
     key = sweep.points()[0].key
     state = json.loads((tmp_path / "killed" / "scratch" / key / "resume" / "state.json").read_text())
     assert state["step"] == 21 and not results_path(sweep, tmp_path / "killed").exists()
 
     monkeypatch.setattr(trainer, "train_step", real_step)
-    assert run_sweep(sweep, root=tmp_path / "killed", workers=1, progress=False)["done"] == 1
+    assert run_sweep(sweep, results_dir=tmp_path / "killed", workers=1, progress=False)["done"] == 1
     resumed = read_records(results_path(sweep, tmp_path / "killed"))[0]
     uninterrupted = read_records(results_path(sweep, tmp_path / "clean"))[0]
     assert resumed["pools"] == uninterrupted["pools"] and resumed["exact"] == uninterrupted["exact"]
@@ -134,10 +134,10 @@ def test_a_run_killed_mid_way_resumes_to_the_uninterrupted_result(tmp_path, monk
 def test_ray_executor_matches_the_local_one(tmp_path):
     ray = pytest.importorskip("ray")
     sweep = tiny_sweep(grid={"task.train_fraction": (0.05, 0.9)})
-    run_sweep(sweep, root=tmp_path / "local", workers=1, progress=False)
+    run_sweep(sweep, results_dir=tmp_path / "local", workers=1, progress=False)
     ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
     try:
-        counts = run_sweep(sweep, root=tmp_path / "ray", executor="ray", threads=1, progress=False)
+        counts = run_sweep(sweep, results_dir=tmp_path / "ray", executor="ray", threads=1, progress=False)
     finally:
         ray.shutdown()
     assert counts == {"done": 1, "failed": 1, "error": 0, "skipped": 0}
@@ -153,17 +153,17 @@ def test_cli_lists_and_reports_status(tmp_path, capsys):
     assert "f_sweep: task.train_fraction: 20 values 0.0616..0.99" in out
     assert "r_sweep: task.two_var_rate: 20 values 0.01..0.99" in out
     assert "composition_seeds: no grid × seeds [42, 43," in out
-    assert main(["sweep", "status", "r_sweep", "--seeds", "42", "43", "--root", str(tmp_path)]) == 0
+    assert main(["sweep", "status", "r_sweep", "--seeds", "42", "43", "--results-dir", str(tmp_path)]) == 0
     assert "r_sweep: 40 pending" in capsys.readouterr().out
-    assert main(["sweep", "run", "g_sweep", "--root", str(tmp_path)]) == 2
+    assert main(["sweep", "run", "g_sweep", "--results-dir", str(tmp_path)]) == 2
     assert "unknown sweep" in capsys.readouterr().err
     for bad, message in ((["--steps", "0"], "steps must be"), (["--steps", "-5"], "steps must be"),
                          (["--points", "0"], "points must lie"), (["--workers", "0"], "workers must be"),
                          (["--values", "0.2"], "not a value of r_sweep's grid")):
         # refused before any run starts (a 0 used to fall back to the default; -5 used to fail every point)
-        assert main(["sweep", "run", "r_sweep", "--root", str(tmp_path), *bad]) == 2
+        assert main(["sweep", "run", "r_sweep", "--results-dir", str(tmp_path), *bad]) == 2
         assert message in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse's own one-line refusal
-        main(["sweep", "run", "r_sweep", "--root", str(tmp_path), "--compile", "maybe"])
+        main(["sweep", "run", "r_sweep", "--results-dir", str(tmp_path), "--compile", "maybe"])
     assert "invalid choice: 'maybe'" in capsys.readouterr().err
     assert not list(tmp_path.glob("*.jsonl"))

@@ -29,7 +29,7 @@ def by_fraction(records):
 
 def test_every_point_records_the_swap_control_of_its_final_model(tmp_path):
     sweep = tiny_sweep()
-    assert run_sweep(sweep, root=tmp_path, workers=1, progress=False)["done"] == 2
+    assert run_sweep(sweep, results_dir=tmp_path, workers=1, progress=False)["done"] == 2
     records = by_fraction(read_records(results_path(sweep, tmp_path)))
     for fraction, record in records.items():
         expected = swap_heldout_accuracy(Run(tmp_path / "scratch" / record["key"]).load_model())
@@ -49,7 +49,7 @@ def test_every_point_records_the_swap_control_of_its_final_model(tmp_path):
 def test_annotate_fills_in_old_records_and_names_those_without_weights(tmp_path, monkeypatch, capsys):
     sweep = tiny_sweep()
     monkeypatch.setitem(sweeps.SWEEPS, "tiny", sweep)
-    run_sweep(sweep, root=tmp_path, workers=1, progress=False)
+    run_sweep(sweep, results_dir=tmp_path, workers=1, progress=False)
     path = results_path(sweep, tmp_path)
     current = by_fraction(read_records(path))
     old = [{k: v for k, v in r.items() if k != "controls"} for r in current.values()]  # recorded before controls
@@ -58,7 +58,7 @@ def test_annotate_fills_in_old_records_and_names_those_without_weights(tmp_path,
     frame = results_frame(sweep, tmp_path)
     assert frame["swap_heldout"].isna().all() and frame["swap_in_training"].isna().all()
 
-    assert main(["sweep", "annotate", "tiny", "--root", str(tmp_path)]) == 0
+    assert main(["sweep", "annotate", "tiny", "--results-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "tiny: 1 done points annotated" in out and "1 lack their final model" in out
     assert f"not annotated: train_fraction=0.9, seed 1 ({current[0.9]['key']})" in out
@@ -75,5 +75,5 @@ def test_annotate_fills_in_old_records_and_names_those_without_weights(tmp_path,
     csv = pd.read_csv(tmp_path / "tiny.csv").set_index("train_fraction")
     assert csv.loc[0.6, "swap_in_training"] == pytest.approx(current[0.6]["controls"]["swap_in_training"])
 
-    assert main(["sweep", "annotate", "tiny", "--root", str(tmp_path)]) == 0  # nothing left to do
+    assert main(["sweep", "annotate", "tiny", "--results-dir", str(tmp_path)]) == 0  # nothing left to do
     assert "0 done points annotated" in capsys.readouterr().out and len(path.read_text().splitlines()) == 3

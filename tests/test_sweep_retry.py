@@ -25,8 +25,8 @@ def tiny_sweep() -> Sweep:
 def test_cuda_without_a_gpu_is_refused_up_front(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(DeviceError, match="no CUDA GPU"):
-        run_sweep(tiny_sweep(), root=tmp_path, device="cuda", progress=False)
-    assert main(["sweep", "run", "f_sweep", "--device", "cuda", "--root", str(tmp_path)]) == 2
+        run_sweep(tiny_sweep(), results_dir=tmp_path, device="cuda", progress=False)
+    assert main(["sweep", "run", "f_sweep", "--device", "cuda", "--results-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --device cuda: torch sees no CUDA GPU") and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []  # nothing recorded, no lock or scratch left
@@ -48,18 +48,18 @@ def test_environment_errors_are_retried_and_impossible_configs_are_not(tmp_path,
         raise DeviceError(f"device {device!r} requested but torch sees no CUDA GPU on this machine")
 
     monkeypatch.setattr(trainer, "resolve_device", no_device)
-    assert run_sweep(sweep, root=tmp_path, workers=1, progress=False) == {
+    assert run_sweep(sweep, results_dir=tmp_path, workers=1, progress=False) == {
         "done": 0, "failed": 1, "error": 1, "skipped": 0}
     first = {r["params"]["task.train_fraction"]: r for r in read_records(results_path(sweep, tmp_path))}
     assert first[0.05]["status"] == "failed" and "out of every training pair" in first[0.05]["reason"]
     assert first[0.9]["status"] == "error" and "DeviceError" in first[0.9]["reason"]
 
     monkeypatch.undo()  # the device is back: only the error is run again
-    assert run_sweep(sweep, root=tmp_path, workers=1, progress=False) == {
+    assert run_sweep(sweep, results_dir=tmp_path, workers=1, progress=False) == {
         "done": 1, "failed": 0, "error": 0, "skipped": 1}
     latest = {r["params"]["task.train_fraction"]: r["status"] for r in read_records(results_path(sweep, tmp_path))}
     assert latest == {0.05: "failed", 0.9: "done"}
-    assert run_sweep(sweep, root=tmp_path, workers=1, progress=False)["skipped"] == 2
+    assert run_sweep(sweep, results_dir=tmp_path, workers=1, progress=False)["skipped"] == 2
 
 
 def die(task: dict) -> dict:
@@ -85,7 +85,7 @@ def test_a_ray_sweep_pointed_at_a_dead_address_stops_within_seconds_and_records_
         port = probe.getsockname()[1]
     tic = time.perf_counter()
     assert main(["sweep", "run", "r_sweep", "--executor", "ray", "--address", f"127.0.0.1:{port}",
-                 "--root", str(tmp_path)]) == 2
+                 "--results-dir", str(tmp_path)]) == 2
     assert time.perf_counter() - tic < 15
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"no Ray cluster at 127.0.0.1:{port}" in err and "ray start --head" in err

@@ -32,7 +32,7 @@ def _resolve(args: argparse.Namespace) -> Sweep:
 def cmd_run(args: argparse.Namespace) -> int:
     sweep = _resolve(args)
     try:
-        counts = run_sweep(sweep, root=args.root, executor=args.executor, workers=args.workers,
+        counts = run_sweep(sweep, results_dir=args.results_dir, executor=args.executor, workers=args.workers,
                            threads=args.threads, device=args.device, address=args.address,
                            gpus_per_run=args.gpus_per_run,
                            progress=not args.no_progress, work_dir=args.work_dir, compile=args.compile,
@@ -41,17 +41,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(f"{sweep.name}: {counts['done']} done, {counts['failed']} failed, {counts['error']} errors,"
-          f" {counts['skipped']} already finished; results in {results_path(sweep, args.root)}")
+          f" {counts['skipped']} already finished; results in {results_path(sweep, args.results_dir)}")
     return 1 if counts["error"] else 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     sweep = _resolve(args)
-    status = grid_status(sweep, args.root)
-    if results_path(sweep, args.root).is_file():
+    status = grid_status(sweep, args.results_dir)
+    if results_path(sweep, args.results_dir).is_file():
         try:
-            with driver_lock(sweep, args.root):
-                write_csv(sweep, args.root)
+            with driver_lock(sweep, args.results_dir):
+                write_csv(sweep, args.results_dir)
         except BusyError:
             pass  # a running driver rewrites it after every run
     with pd.option_context("display.max_rows", None, "display.width", 200):
@@ -64,7 +64,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_annotate(args: argparse.Namespace) -> int:
     sweep = _resolve(args)
     set_threads(args.threads)
-    out = annotate(sweep, args.root, args.work_dir)
+    out = annotate(sweep, args.results_dir, args.work_dir)
     print(f"{sweep.name}: {len(out['annotated'])} done points annotated with the controls"
           f" ({', '.join(CONTROLS[:2])}); {len(out['no_weights'])} lack their final model (scratch folder gone)")
     for record in out["no_weights"]:
@@ -96,7 +96,7 @@ def register_cli(subparsers) -> None:
                             " results file")
         p.add_argument("--steps", type=int, help="training steps per run (default the sweep's own; another"
                                                  " value is stored under its own name)")
-        p.add_argument("--root", type=Path, default=None, help="results folder (default runs/sweeps)")
+        p.add_argument("--results-dir", type=Path, default=None, help="results folder (default runs/sweeps)")
 
     run = sub.add_parser("run", help="run the unfinished points of a sweep")
     common(run)
@@ -107,7 +107,7 @@ def register_cli(subparsers) -> None:
     run.add_argument("--address", default=None, help="ray: address of an existing cluster (default: a local one);"
                                                      " its nodes need this package installed")
     run.add_argument("--work-dir", type=Path, default=None,
-                     help="scratch run folders (default <root>/scratch); on a cluster, a shared folder lets any node"
+                     help="scratch run folders (default <results_dir>/scratch); on a cluster, a shared folder lets any node"
                           " resume an interrupted run")
     run.add_argument("--gpus-per-run", type=float, default=None, help="ray: GPUs per run (default 1 with cuda)")
     run.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
@@ -127,7 +127,7 @@ def register_cli(subparsers) -> None:
     note = sub.add_parser("annotate", help="add the controls (swap_heldout, swap_in_training) to done points"
                                            " recorded without them, from the final models in the scratch folders")
     common(note, seeds=False)  # every done point of the results file, whatever its seed
-    note.add_argument("--work-dir", type=Path, default=None, help="scratch run folders (default <root>/scratch)")
+    note.add_argument("--work-dir", type=Path, default=None, help="scratch run folders (default <results_dir>/scratch)")
     note.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     note.set_defaults(func=cmd_annotate)
 

@@ -18,7 +18,7 @@ from .worker import run_controls
 FINISHED = ("done", "failed")
 
 
-def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", workers: int | None = None,
+def run_sweep(sweep: Sweep, results_dir: Path | None = None, executor: str = "local", workers: int | None = None,
               threads: int | None = 1, device: str = "cpu", address: str | None = None,
               gpus_per_run: float | None = None, progress: bool = True, work_dir: Path | None = None,
               compile: str = "auto", stack: int = 1) -> dict:
@@ -49,16 +49,16 @@ def run_sweep(sweep: Sweep, root: Path | None = None, executor: str = "local", w
         workers = max(1, (os.cpu_count() or 1) // (threads or 1))
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
-    with driver_lock(sweep, root):  # what is left to run is read under the lock
-        return _drive(sweep, root, executor, workers, threads, device, address, gpus_per_run, progress, work_dir,
+    with driver_lock(sweep, results_dir):  # what is left to run is read under the lock
+        return _drive(sweep, results_dir, executor, workers, threads, device, address, gpus_per_run, progress, work_dir,
                       compile, stack)
 
 
-def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads: int | None, device: str,
+def _drive(sweep: Sweep, results_dir: Path | None, executor: str, workers: int, threads: int | None, device: str,
            address: str | None, gpus_per_run: float | None, progress: bool, work_dir: Path | None,
            compile: str, stack: int) -> dict:
-    path = results_path(sweep, root)
-    work = scratch_dir(root, work_dir)
+    path = results_path(sweep, results_dir)
+    work = scratch_dir(results_dir, work_dir)
     latest = latest_records(path)
     # Run order: seed by seed (in the order given), each over the grid coarse to fine.
     ordered, n_seeds = sweep.points(), len(sweep.seeds)  # grid combination i // n_seeds, seed i % n_seeds
@@ -68,10 +68,10 @@ def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads
     todo = [p for k, p in points.items() if latest.get(k, {}).get("status") not in FINISHED]
     counts = {"done": 0, "failed": 0, "error": 0, "skipped": len(points) - len(todo)}
     tasks = [{"key": p.key, "overrides": p.overrides, "work_dir": str(work.resolve()), "device": device,
-              "threads": threads, "compile": compile, "metrics_dir": str(metrics_dir(sweep, root).resolve())}
+              "threads": threads, "compile": compile, "metrics_dir": str(metrics_dir(sweep, results_dir).resolve())}
              for p in todo]
     if not tasks:
-        write_csv(sweep, root)
+        write_csv(sweep, results_dir)
         return counts
 
     from tqdm.auto import tqdm
@@ -91,7 +91,7 @@ def _drive(sweep: Sweep, root: Path | None, executor: str, workers: int, threads
                           params_bare={k.rsplit(".", 1)[-1]: v for k, v in point.params.items()},
                           value=metric_value(record, sweep.metric))
             append_record(path, record)
-            write_csv(sweep, root)
+            write_csv(sweep, results_dir)
             counts[record["status"]] += 1
             value = f"{record['value']:.3f}" if record.get("value") is not None else "-"
             bar.write(f"[{record['status']}] {sweep.name} {point.label()}: {sweep.metric} {value},"
@@ -124,13 +124,13 @@ def stack_jobs(tasks: list[dict], stack: int) -> list:
     return jobs + [group if len(group) > 1 else group[0] for group in filling.values()]
 
 
-def annotate(sweep: Sweep, root: Path | None = None, work_dir: Path | None = None) -> dict[str, list[dict]]:
+def annotate(sweep: Sweep, results_dir: Path | None = None, work_dir: Path | None = None) -> dict[str, list[dict]]:
     """Append the controls to every done point recorded without them, computed from the final model still in
     its scratch folder. Returns the records {"annotated": [...], "no_weights": [...]} (the latter: scratch
     folder gone, cannot be annotated without training the point again)."""
-    path, work = results_path(sweep, root), scratch_dir(root, work_dir)
+    path, work = results_path(sweep, results_dir), scratch_dir(results_dir, work_dir)
     out = {"annotated": [], "no_weights": []}
-    with driver_lock(sweep, root):  # the driver is the only writer of the results file
+    with driver_lock(sweep, results_dir):  # the driver is the only writer of the results file
         for key, record in latest_records(path).items():
             if record.get("status") != "done" or "controls" in record:
                 continue
@@ -143,5 +143,5 @@ def annotate(sweep: Sweep, root: Path | None = None, work_dir: Path | None = Non
             append_record(path, record)
             out["annotated"].append(record)
         if out["annotated"]:
-            write_csv(sweep, root)
+            write_csv(sweep, results_dir)
     return out

@@ -18,22 +18,22 @@ from .grid import Sweep
 CONTROLS = ("swap_heldout", "swap_in_training", "n_swap_heldout", "n_swap_in_training")
 
 
-def sweeps_dir(root: Path | None = None) -> Path:
-    return Path(root) if root is not None else DEFAULT_ROOT / "sweeps"
+def sweeps_dir(results_dir: Path | None = None) -> Path:
+    return Path(results_dir) if results_dir is not None else DEFAULT_ROOT / "sweeps"
 
 
-def scratch_dir(root: Path | None = None, work_dir: Path | None = None) -> Path:
-    """The scratch run folders: `work_dir` when given, else <root>/scratch."""
-    return Path(work_dir) if work_dir is not None else sweeps_dir(root) / "scratch"
+def scratch_dir(results_dir: Path | None = None, work_dir: Path | None = None) -> Path:
+    """The scratch run folders: `work_dir` when given, else <results_dir>/scratch."""
+    return Path(work_dir) if work_dir is not None else sweeps_dir(results_dir) / "scratch"
 
 
-def results_path(sweep: Sweep, root: Path | None = None) -> Path:
-    return sweeps_dir(root) / f"{sweep.name}.jsonl"
+def results_path(sweep: Sweep, results_dir: Path | None = None) -> Path:
+    return sweeps_dir(results_dir) / f"{sweep.name}.jsonl"
 
 
-def metrics_dir(sweep: Sweep, root: Path | None = None) -> Path:
-    """<root>/<sweep>/: each finished point's metrics table, `<config hash>.csv` (committed, small)."""
-    return sweeps_dir(root) / sweep.name
+def metrics_dir(sweep: Sweep, results_dir: Path | None = None) -> Path:
+    """<results_dir>/<sweep>/: each finished point's metrics table, `<config hash>.csv` (committed, small)."""
+    return sweeps_dir(results_dir) / sweep.name
 
 
 def metric_value(record: dict, metric: str) -> float | None:
@@ -41,9 +41,9 @@ def metric_value(record: dict, metric: str) -> float | None:
     return record.get("exact", {}).get(metric, record.get("pools", {}).get(metric))
 
 
-def driver_lock(sweep: Sweep, root: Path | None = None):
+def driver_lock(sweep: Sweep, results_dir: Path | None = None):
     """Context manager: this process is the sweep's only driver, or BusyError names the one that is."""
-    return exclusive(sweeps_dir(root) / f".{sweep.name}.lock", f"sweep {sweep.name} ({results_path(sweep, root)})")
+    return exclusive(sweeps_dir(results_dir) / f".{sweep.name}.lock", f"sweep {sweep.name} ({results_path(sweep, results_dir)})")
 
 
 def read_records(path: Path) -> list[dict]:
@@ -95,33 +95,33 @@ def flat_row(record: dict) -> dict:
     return row
 
 
-def results_frame(sweep: Sweep, root: Path | None = None) -> pd.DataFrame:
+def results_frame(sweep: Sweep, results_dir: Path | None = None) -> pd.DataFrame:
     """One row per config hash (its latest line), sorted by grid values and seed."""
-    rows = [flat_row(r) for r in latest_records(results_path(sweep, root)).values()]
+    rows = [flat_row(r) for r in latest_records(results_path(sweep, results_dir)).values()]
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
     return frame.sort_values([*sweep.fields, "seed"], kind="stable").reset_index(drop=True)
 
 
-def write_csv(sweep: Sweep, root: Path | None = None) -> Path:
-    path = results_path(sweep, root).with_suffix(".csv")
-    atomic_write_text(path, results_frame(sweep, root).to_csv(index=False))
+def write_csv(sweep: Sweep, results_dir: Path | None = None) -> Path:
+    path = results_path(sweep, results_dir).with_suffix(".csv")
+    atomic_write_text(path, results_frame(sweep, results_dir).to_csv(index=False))
     return path
 
 
-def sweep_tables(sweep: Sweep, root: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def sweep_tables(sweep: Sweep, results_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(grid status, finished runs) for the sweep's seeds and every seed present in its results."""
-    results = results_frame(sweep, root)
+    results = results_frame(sweep, results_dir)
     seeds = sorted({*sweep.seeds, *(int(s) for s in (results["seed"] if len(results) else []))})
     done = results[results["status"] == "done"] if len(results) else results
-    return grid_status(sweep.with_seeds(seeds), root), done
+    return grid_status(sweep.with_seeds(seeds), results_dir), done
 
 
-def grid_status(sweep: Sweep, root: Path | None = None) -> pd.DataFrame:
+def grid_status(sweep: Sweep, results_dir: Path | None = None) -> pd.DataFrame:
     """Every planned point × seed with its status ("pending" where no result exists yet), value and
     swap control."""
-    latest = latest_records(results_path(sweep, root))
+    latest = latest_records(results_path(sweep, results_dir))
     rows = []
     for point in sweep.points():
         record = latest.get(point.key, {})
