@@ -12,7 +12,7 @@ final rise of the var-restricted pools (the circuits and generalization chapters
 from __future__ import annotations
 
 from .analysis.phases import detect_phases
-from .rundir import Run
+from .run_folder import Run
 
 SPREAD_POINTS = 5
 PHASE_KEYS = ("addition", "jump", "refinement_start", "refinement", "refinement_end")

@@ -83,7 +83,7 @@ def train_seeds(args: argparse.Namespace, config: RunConfig) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .rundir import load_any
+    from .run_folder import load_any
     from .evaluation import evaluate
     set_threads(args.threads)
     config = RunConfig.from_json(args.config.read_text()) if args.config else None
@@ -132,7 +132,7 @@ def cmd_split(args: argparse.Namespace) -> int:
 
 def cmd_series(args: argparse.Namespace) -> int:
     from .quantities import QUANTITIES
-    from .rundir import Run
+    from .run_folder import Run
     from .series import FINAL, series
     if args.list:
         for name, q in QUANTITIES.items():

@@ -12,7 +12,7 @@ from . import verdicts
 from .analysis.controls import bootstrap_mean_interval
 from .analysis.phases import detect_phases
 from .quantities import QUANTITIES
-from .rundir import Run
+from .run_folder import Run
 from .series import final_values, read_cache, series
 
 RESTRICTED = ("1var_var_restricted", "2var_var_restricted_1", "2var_var_restricted_2")

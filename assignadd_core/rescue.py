@@ -21,7 +21,7 @@ import torch
 
 from .checkpoint import CheckpointError, atomic_write_text
 from .config import ConfigError, RunConfig
-from .rundir import Run, run_path
+from .run_folder import Run, run_path
 
 BRANCH_FILE = "branch.json"
 EDIT_SEED = 0

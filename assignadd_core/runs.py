@@ -1,6 +1,6 @@
 """`train_or_load` and `continue_run`: get a finished run, training it when needed.
 
-The run folder format itself lives in `rundir` (re-exported here: `runs.Run`, `runs.run_path`,
+The run folder format itself lives in `run_folder` (re-exported here: `runs.Run`, `runs.run_path`,
 `runs.DEFAULT_ROOT` are the names chapters and scripts use).
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .checkpoint import CheckpointError, atomic_write_text
 from .config import ConfigError, RunConfig
-from .rundir import DEFAULT_ROOT, PACKAGE_ROOT, Run, current_root, load_any, run_path  # noqa: F401  (re-exported)
+from .run_folder import DEFAULT_ROOT, PACKAGE_ROOT, Run, current_root, load_any, run_path  # noqa: F401  (re-exported)
 
 
 def train_or_load(config: RunConfig, name: str | None = None, root: Path | None = None,

@@ -29,7 +29,7 @@ from filelock import FileLock
 
 from .checkpoint import CheckpointError, atomic_write_text
 from .quantities import QUANTITIES, Quantity, get_quantity
-from .rundir import Run
+from .run_folder import Run
 
 FIELDS = ("quantity", "version", "step", "weights", "run", "column", "value", "check")
 SERIES_FILE, LOGGED_FILE = "series.csv", "metrics.json"

@@ -33,7 +33,7 @@ from . import trainer
 from .config import ConfigError, RunConfig
 from .data import TrainStream, make_split
 from .model import AssignAddTransformer
-from .rundir import Run
+from .run_folder import Run
 
 # Settings every run of a stack shares: parameter shapes, the optimizer, the loop (batch, eval steps, precision).
 STACK_FIELDS = ("task.modulus", "task.n_vars", "task.seq_len", "model.d_model", "model.d_mlp",

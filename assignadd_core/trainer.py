@@ -36,7 +36,7 @@ from .evaluation import evaluate
 from .measures import MEASURE_NAMES
 from .quantities import LOGGED_VERSIONS, logged_row
 from .model import initial_model
-from .rundir import Run
+from .run_folder import Run
 
 METRIC_COLUMNS = ("step", "loss", *POOL_NAMES, *MEASURE_NAMES, "elapsed_s")
 KEEP_CHOICES = ("all", "none")

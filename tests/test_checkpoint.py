@@ -7,7 +7,7 @@ import torch
 from assignadd_core.checkpoint import (CheckpointError, load_model, load_tl_state_dict,
                                        reference_weights_path, save_model)
 from assignadd_core.config import RunConfig
-from assignadd_core.rundir import load_any
+from assignadd_core.run_folder import load_any
 from assignadd_core.data import eval_pools, sample_queries
 from assignadd_core.evaluation import batch_accuracy
 from assignadd_core.model import AssignAddTransformer

@@ -11,7 +11,7 @@ import torch
 from assignadd_core import trainer
 from assignadd_core.config import ConfigError, RunConfig
 from assignadd_core.data import TrainStream
-from assignadd_core.rundir import Run
+from assignadd_core.run_folder import Run
 from assignadd_core.sweep import SWEEPS
 from assignadd_core.sweep.grid import FACTORIAL_SEEDS
 from conftest import torch_threads
@@ -108,7 +108,7 @@ def test_init_and_data_seeds_default_to_seed_and_keep_every_hash(tiny_config):
 
 def test_every_committed_config_keeps_its_hash():
     """Each sweep line stores its config and the hash it was run under; main runs are named by seed."""
-    from assignadd_core.rundir import DEFAULT_ROOT
+    from assignadd_core.run_folder import DEFAULT_ROOT
     from assignadd_core.sweep import read_records
     checked = 0
     for path in (DEFAULT_ROOT / "sweeps").glob("*.jsonl"):

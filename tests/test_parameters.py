@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assignadd_core.notebook import ParameterError, check_parameters
+from assignadd_core.chapter import ParameterError, check_parameters
 
 DEFAULTS = """\
 steps = 300

@@ -45,7 +45,7 @@ def test_c6_and_c7_fail_on_a_lookup_table_and_on_an_untrained_network(solver, nu
 
 @pytest.mark.parametrize("claim", ["C6", "C7"])
 def test_c6_and_c7_pass_on_our_committed_main_run(claim):
-    from assignadd_core.rundir import DEFAULT_ROOT, Run
+    from assignadd_core.run_folder import DEFAULT_ROOT, Run
     assert per_seed.model_claim(claim, Run(DEFAULT_ROOT / "seed42")).verdict == REPRODUCED
 
 
@@ -64,7 +64,7 @@ def test_c10_seed_reads_the_window_and_the_gradient_at_checkpoints(tiny_run, tmp
     import shutil
 
     from assignadd_core import verdicts
-    from assignadd_core.rundir import Run
+    from assignadd_core.run_folder import Run
     run = Run(shutil.copytree(tiny_run.path, tmp_path / "tiny"))
     monkeypatch.setattr(verdicts, "C10_COPY", -1.0)
     monkeypatch.setattr(verdicts, "C10_EQ", -1.0)

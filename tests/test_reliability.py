@@ -56,8 +56,8 @@ def test_shortcut_rules_on_sequences_where_they_disagree():
 @pytest.fixture
 def default_root(tmp_path, monkeypatch):
     """An empty default runs folder: a run written or looked up without its `root` would land here."""
-    from assignadd_core import rundir
-    monkeypatch.setattr(rundir, "DEFAULT_ROOT", tmp_path / "default")
+    from assignadd_core import run_folder
+    monkeypatch.setattr(run_folder, "DEFAULT_ROOT", tmp_path / "default")
     return tmp_path / "default"
 
 

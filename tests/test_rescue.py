@@ -8,7 +8,7 @@ import torch
 
 from assignadd_core import rescue, trainer
 from assignadd_core.config import ConfigError
-from assignadd_core.rundir import Run
+from assignadd_core.run_folder import Run
 from assignadd_core.runs import train_or_load
 from conftest import torch_threads
 

@@ -9,7 +9,7 @@ import torch
 
 from assignadd_core import quantities, series
 from assignadd_core.quantities import QUANTITIES, Quantity
-from assignadd_core.rundir import Run
+from assignadd_core.run_folder import Run
 
 
 @pytest.fixture

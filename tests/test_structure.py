@@ -56,4 +56,4 @@ def test_no_import_cycles():
 
 def test_the_walker_sees_function_level_imports(tmp_path):
     assert "assignadd_core.trainer" in imports_of(PACKAGE / "runs.py")  # imported inside train_or_load
-    assert "assignadd_core.rundir" in imports_of(PACKAGE / "trainer.py")
+    assert "assignadd_core.run_folder" in imports_of(PACKAGE / "trainer.py")

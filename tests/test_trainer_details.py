@@ -15,7 +15,7 @@ import torch
 
 from assignadd_core import trainer
 from assignadd_core.config import ConfigError
-from assignadd_core.rundir import Run
+from assignadd_core.run_folder import Run
 
 from test_trainer import interrupt_at
 

@@ -19,7 +19,7 @@ TRANSITIONS = ("addition", "composition", "jump", "refinement_start", "refinemen
 
 def finished_run(name: str, config, train_missing: bool = False, device: str = "cpu", root=None):
     """The run `name` when it is finished with `config` (or trained now, with `train_missing`), else None."""
-    from ..rundir import Run, run_path
+    from ..run_folder import Run, run_path
     from ..runs import train_or_load
     if train_missing:
         return train_or_load(config, name=name, device=device, root=root)  # with a progress bar

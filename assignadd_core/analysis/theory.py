@@ -146,7 +146,7 @@ def gradient_identity_table(run, steps, n_batches: int = 2) -> "pd.DataFrame":
 def cache_path(run_name: str, root=None):
     """Where the full-resolution table of a run is kept (committed: a few KB of numbers)."""
     from pathlib import Path
-    from ..rundir import DEFAULT_ROOT
+    from ..run_folder import DEFAULT_ROOT
     return Path(root or DEFAULT_ROOT) / "theory" / f"{run_name}_qk2_gradient.csv"
 
 
