@@ -1,6 +1,6 @@
 """Build driver of the book: `python -m assignadd_core.book execute|build|all [--profile P] [--only SLUG]`.
 
-* execute – papermill runs every `notebooks/NN_slug.ipynb` (sorted, so 11_claims runs last) with
+* execute – papermill runs every `notebooks/NN_slug.ipynb` (sorted, so 13_claims runs last) with
   the parameters of its slug in the profile (`params/book.yaml`) into `book/chapters/`; the
   parameter cells are tagged `remove-cell` (the chapter prints its parameters in one line).
   `--skip-unchanged` keeps chapters whose source and parameters did not change (default: all run).

@@ -103,7 +103,7 @@ def ci_book(tmp_path_factory, monkeypatch_module):
     runs = tmp_path_factory.mktemp("runs")
     out = tmp_path_factory.mktemp("chapters")
     monkeypatch_module.setenv("ASSIGNADD_RUNS", str(runs))
-    book.execute(ROOT / "params" / "ci.yaml", only=["02_training_phases", "11_claims"], out_dir=out)
+    book.execute(ROOT / "params" / "ci.yaml", only=["02_training_phases", "13_claims"], out_dir=out)
     return runs, out
 
 
@@ -128,9 +128,9 @@ def test_ci_profile_trains_plots_and_records_claims(ci_book):
 
 def test_misspelled_parameter_stops_the_chapter(tmp_path):
     profile = tmp_path / "typo.yaml"
-    profile.write_text("11_claims:\n  write_cvs: false\n")
+    profile.write_text("13_claims:\n  write_cvs: false\n")
     with pytest.raises(book.BookError, match="unknown chapter parameter 'write_cvs'"):
-        book.execute(profile, only=["11_claims"], out_dir=tmp_path)
+        book.execute(profile, only=["13_claims"], out_dir=tmp_path)
 
 
 def test_figure_outputs_carry_html_for_the_book_and_plotly_json_for_jupyter():
@@ -196,7 +196,7 @@ def test_re_executing_a_chapter_rewrites_the_same_bytes_and_prints_one_line_per_
     run (a progress bar in the output); the next two only read it. The driver prints one line per chapter and
     a summary, and none of the kernels' harmless noise (the TCP warning of every kernel)."""
     monkeypatch.setenv("ASSIGNADD_RUNS", str(tmp_path / "runs"))
-    chapters = ["01_task_and_model", "04_generalization"]
+    chapters = ["01_task_and_model", "05_generalization"]
     outs = [tmp_path / name for name in ("first", "second", "third")]
     for out in outs:
         book.execute(ROOT / "params" / "ci.yaml", only=chapters, out_dir=out, claims_dir=tmp_path / "claims")
@@ -209,7 +209,7 @@ def test_re_executing_a_chapter_rewrites_the_same_bytes_and_prints_one_line_per_
     assert len(lines) == 3 * len(expected), printed.out
     assert all(re.fullmatch(pattern, line) for pattern, line in zip(expected * 3, lines)), printed.out
     assert "without encryption" not in printed.err and "IPKernelApp" not in printed.err, printed.err
-    figures = [o for c in json.loads((outs[2] / "04_generalization.ipynb").read_text())["cells"]
+    figures = [o for c in json.loads((outs[2] / "05_generalization.ipynb").read_text())["cells"]
                for o in c.get("outputs", []) if book.FIGURE_MARK in "".join(o.get("data", {}).get("text/html", ""))]
     assert figures and all("application/vnd.plotly.v1+json" in o["data"] for o in figures)
 
@@ -434,6 +434,6 @@ def test_each_page_loads_mathjax_at_most_once_and_from_the_book(page, html):
     assert len(mathjax) <= 1, f"{page} loads MathJax {len(mathjax)} times: {mathjax}"
     assert all(not re.match(r"(https?:)?//", src) for src in scripts), \
         f"{page} loads scripts from elsewhere: {[s for s in scripts if re.match(r'(https?:)?//', s)]}"
-    if page in ("book/intro", "book/chapters/07_fourier", "book/chapters/08_theory"):  # pages with math
+    if page in ("book/intro", "book/chapters/08_fourier", "book/chapters/09_theory"):  # pages with math
         assert len(mathjax) == 1 and "_static/mathjax/tex-mml-chtml.js" in mathjax[0]
         assert (html / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()

@@ -119,12 +119,12 @@ def chapter(path, *cells):
 
 
 def test_chapter_title_is_the_first_top_heading(tmp_path):
-    chapter(tmp_path / "05_circuits.ipynb", "# a comment in code", "|intro\n## Sub", "|text\n# The circuits\n# Later")
-    assert claims.chapter_title("chapters/05_circuits", tmp_path) == "The circuits"
-    chapter(tmp_path / "07_fourier.ipynb", "|## only a subheading")
-    assert claims.chapter_title("chapters/07_fourier", tmp_path) == "07_fourier"
-    assert claims.chapter_title("chapters/08_theory", tmp_path) is None  # not built
-    assert claims.chapter_title("07_fourier", tmp_path) == "07_fourier"  # a page name without its folder
+    chapter(tmp_path / "06_circuits.ipynb", "# a comment in code", "|intro\n## Sub", "|text\n# The circuits\n# Later")
+    assert claims.chapter_title("chapters/06_circuits", tmp_path) == "The circuits"
+    chapter(tmp_path / "08_fourier.ipynb", "|## only a subheading")
+    assert claims.chapter_title("chapters/08_fourier", tmp_path) == "08_fourier"
+    assert claims.chapter_title("chapters/09_theory", tmp_path) is None  # not built
+    assert claims.chapter_title("08_fourier", tmp_path) == "08_fourier"  # a page name without its folder
 
 
 def test_claims_html_colours_verdicts_escapes_text_and_links_built_chapters(tmp_path):
@@ -134,7 +134,7 @@ def test_claims_html_colours_verdicts_escapes_text_and_links_built_chapters(tmp_
          "authors_weights": "reproduced", "authors_text": "theirs > 0", "rule": "x > 0.9",
          "chapter": "chapters/02_training_phases"},
         {"claim": "C8", "statement": "s", "paper": "p", "ours": "—", "verdict": "not yet run",
-         "authors_weights": "—", "authors_text": "", "rule": "r", "chapter": "chapters/09_data_thresholds"}])
+         "authors_weights": "—", "authors_text": "", "rule": "r", "chapter": "chapters/10_data_thresholds"}])
     html = claims.claims_html(table, tmp_path)
     assert html.startswith('<table class="claims-table"><thead><tr><th>claim</th><th>statement</th><th>paper</th>'
                            "<th>verdict</th><th>authors' weights</th><th>chapter</th></tr></thead><tbody>")
@@ -146,7 +146,7 @@ def test_claims_html_colours_verdicts_escapes_text_and_links_built_chapters(tmp_
     assert f'<span style="color:{VERDICT_COLORS["reproduced"]};font-weight:bold">reproduced</span>' in html
     assert "<td>—</td>" in html  # no authors' verdict for C8
     assert '<td><a href="02_training_phases.html">Training &lt;phases&gt;</a></td>' in html
-    assert "</tr><tr><td><b>C8</b></td>" in html and "<td>09_data_thresholds (not built yet)</td>" in html
-    bare = claims.claims_html(table.assign(chapter=["02_training_phases", "09_data_thresholds"]), tmp_path)
-    assert '<a href="02_training_phases.html">' in bare and "<td>09_data_thresholds (not built yet)</td>" in bare
+    assert "</tr><tr><td><b>C8</b></td>" in html and "<td>10_data_thresholds (not built yet)</td>" in html
+    bare = claims.claims_html(table.assign(chapter=["02_training_phases", "10_data_thresholds"]), tmp_path)
+    assert '<a href="02_training_phases.html">' in bare and "<td>10_data_thresholds (not built yet)</td>" in bare
     assert f'color:{VERDICT_COLORS["not yet run"]}' in html

@@ -96,7 +96,7 @@ def test_the_documents_show_the_commands_this_test_expects():
     texts = [c.text for c in ALL]
     assert any("papermill notebooks/02_training_phases.ipynb" in t and "--log-output" in t for t in texts)
     assert any("papermill --help-notebook notebooks/02_training_phases.ipynb" in t for t in texts)
-    assert any("assignadd_core.book execute --only 05_circuits --profile my_profile.yaml" in t for t in texts)
+    assert any("assignadd_core.book execute --only 06_circuits --profile my_profile.yaml" in t for t in texts)
     assert any(t.startswith("for seed in") for t in texts) and len(ALL) >= 30
 
 
@@ -226,14 +226,14 @@ def papermill_check(result, box):
 
 def execute_check(result, box):
     ok()(result, box)
-    assert re.search(r"^executed 05_circuits +\d+ s  ok$", result.stdout, re.M), result.stdout
-    assert "run='seed7'" in (box.tree / "book" / "chapters" / "05_circuits.ipynb").read_text()
+    assert re.search(r"^executed 06_circuits +\d+ s  ok$", result.stdout, re.M), result.stdout
+    assert "run='seed7'" in (box.tree / "book" / "chapters" / "06_circuits.ipynb").read_text()
     assert "without encryption" not in result.stderr
 
 
 def build_check(result, box):
     ok("built ")(result, box)
-    assert (box.tree / "_build" / "html" / "book" / "chapters" / "05_circuits.html").is_file()
+    assert (box.tree / "_build" / "html" / "book" / "chapters" / "06_circuits.html").is_file()
     assert (box.tree / "_build" / "html" / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
     assert "MdParserConfig" not in result.stdout + result.stderr  # quiet: no configuration dump
 
