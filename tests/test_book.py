@@ -117,10 +117,11 @@ def test_ci_profile_trains_plots_and_records_claims(ci_book):
     runs, out = ci_book
     assert (runs / "ci_tiny_1" / "final.json").is_file() and (runs / "ci_tiny_2" / "final.json").is_file()
     assert book.figure_count(out / "02_training_phases.ipynb") == 4
-    lines = (runs / "claims.csv").read_text().splitlines()
-    assert lines[0] == "claim,paper,ours,verdict" and len(lines) == 12
-    verdicts = {line.split(",")[0]: line.rsplit(",", 1)[1] for line in lines[1:]}
-    assert set(verdicts) == {f"C{i}" for i in range(1, 11)} | {"R1"}  # R1: the book's own finding
+    import csv
+    rows = list(csv.DictReader((runs / "claims.csv").open()))
+    assert list(rows[0]) == ["claim", "paper", "ours", "verdict", "authors_weights"] and len(rows) == 12
+    verdicts = {row["claim"]: row["verdict"] for row in rows}
+    assert set(verdicts) == {f"C{i}" for i in range(1, 11)} | {"R1", "R2"}  # R1, R2: the book's own findings
     assert all(verdicts[c] != "not yet run" for c in ("C1", "C2", "C3"))  # the tiny runs were judged
     text = (out / "02_training_phases.ipynb").read_text()
     assert "Parameters of this execution: runs=['ci_tiny_1', 'ci_tiny_2']" in text
