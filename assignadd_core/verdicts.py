@@ -147,8 +147,9 @@ RULES = {
            " than the failers' over all data orders (Fisher's exact test on the 16 + 16 cells, p < 0.05) while the data orders show no such"
            " difference (p ≥ 0.05); the data order decides in the mirror case; both matter if both tests find a"
            " difference; neither decides alone otherwise (their combination, or chance). Counts per block come with"
-           " Clopper–Pearson intervals. The early predictor is the logged quantity and step whose AUC on held-out seeds"
-           " (fit on half of the seeds) is highest at the earliest step where it reaches 0.9."),
+           " Clopper–Pearson intervals. The early predictor: at each eval step up to 3,001, the logged quantity (and"
+           " direction) with the highest AUC on the runs of even data seeds; it works from the earliest step from which"
+           " the quantity chosen at every later step keeps an AUC of at least 0.9 on the runs of odd data seeds."),
 }
 
 # Rules rewritten after their first results, with the date, the earlier wording and why (the chapters print them
@@ -176,6 +177,10 @@ RULE_CHANGES = {
                        " per seed, and the threshold is the median over seeds."),),
     "C9": (("2026-12", "As C8: 9 of the 40 runs never composed and pulled the mean curve under the level at any"
                        " r; now the composition rate is its own panel and the threshold reads composed runs."),),
+    "R2": (("2026-12", "The predictor's step was the earliest at which the held-out AUC reached 0.9. On the first 32"
+                       " seeds one step did so by chance (step 601: 0.97 held out, 0.82 on the fitting half) and the"
+                       " next ones fell to 0.71-0.76; so the step must now hold the level to step 3,001. Changed after"
+                       " seeing those numbers, before the factorial's and the bf16 runs were in."),),
     "C10": (("2026-12", "The window was read on the committed checkpoints of seed 42 alone (every 100 steps; it held"
                         " none), with the interval over its checkpoints; now on dense checkpoints of every composed"
                         " seed, with the interval over seeds and the failing seeds as a control."),),

@@ -69,6 +69,18 @@ def test_early_predictor_picks_the_separating_feature_and_its_earliest_step():
     assert result["earliest"]["step"] == 1001 and result["earliest"]["test_auc"] == 1.0
 
 
+def test_the_earliest_step_must_hold_to_the_end():
+    """A step whose held-out AUC reaches the level once and falls again is not where prediction starts."""
+    import pandas as pd
+    labels = pd.Series([True, True, False, False, True, True, False, False], index=list("abcdefgh"))
+    good = [0.9, 0.8, 0.1, 0.2, 0.9, 0.8, 0.1, 0.2]
+    chance = [0.9, 0.1, 0.8, 0.2, 0.1, 0.9, 0.2, 0.8]  # separates the fitting half only
+    features = pd.DataFrame({("q", 101): good, ("q", 201): chance, ("q", 301): good}, index=labels.index)
+    features.columns = pd.MultiIndex.from_tuples(features.columns)
+    result = comp.early_predictor(features, labels, list("abcd"), list("efgh"))
+    assert result["per_step"]["test_auc"].tolist()[0] == 1.0 and result["earliest"]["step"] == 301
+
+
 def test_study_table_reads_records_and_metrics():
     records = pd.DataFrame([{"key": "a", "status": "done", "seed": 43, "init_seed": 42.0, "1var_train": 0.99},
                             {"key": "b", "status": "done", "seed": 45, "init_seed": np.nan, "1var_train": 0.55},

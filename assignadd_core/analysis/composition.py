@@ -128,7 +128,8 @@ def feature_table(metrics: dict[str, pd.DataFrame], columns, steps) -> pd.DataFr
 def early_predictor(features: pd.DataFrame, labels: pd.Series, fit_rows, test_rows, level: float = 0.9) -> dict:
     """For each (quantity, step), the direction and AUC on the fitting half, then the AUC of the same direction
     on the held-out half. Returns {"table": per feature, "best": the feature chosen on the fitting half (highest
-    AUC, earliest step on ties), "earliest": the earliest step whose chosen feature reaches `level` held out}."""
+    AUC, earliest step on ties), "per_step": the feature chosen at each step, "earliest": the earliest step from
+    which the feature chosen at every later step keeps a held-out AUC of at least `level`}."""
     rows = []
     for column in features.columns:
         fit_auc = auc(features.loc[fit_rows, column], labels[fit_rows])
@@ -139,7 +140,7 @@ def early_predictor(features: pd.DataFrame, labels: pd.Series, fit_rows, test_ro
     table = pd.DataFrame(rows)
     ranked = table.dropna(subset=["fit_auc"]).sort_values(["fit_auc", "step"], ascending=[False, True])
     best = ranked.iloc[0].to_dict() if len(ranked) else None
-    per_step = ranked.groupby("step").head(1).sort_values("step")  # the feature chosen at each step
-    working = per_step[per_step["test_auc"] >= level]
-    earliest = working.iloc[0].to_dict() if len(working) else None
+    per_step = ranked.groupby("step").head(1).sort_values("step").reset_index(drop=True)  # chosen at each step
+    holds = (per_step["test_auc"] >= level)[::-1].cummin()[::-1]  # from this step on, every later one too
+    earliest = per_step[holds].iloc[0].to_dict() if bool(holds.any()) else None
     return {"table": table, "best": best, "per_step": per_step, "earliest": earliest}
