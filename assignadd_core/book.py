@@ -34,6 +34,8 @@ STATIC = ROOT / "book" / "_static"
 HTML = ROOT / "_build" / "html"
 TOC = ROOT / "_toc.yml"
 REPRODUCE = ROOT / "book" / "reproduce.md"
+INTRO = ROOT / "book" / "intro.md"
+README = ROOT / "README.md"
 DEFAULT_PROFILE = ROOT / "params" / "book.yaml"
 HIDDEN_TAGS = ("parameters", "injected-parameters")  # the one-line print in cell 2 shows the values
 FIGURE_MARK = 'class="plotly-graph-div"'
@@ -308,6 +310,14 @@ def update_reproduce(path: Path = REPRODUCE) -> None:
         path.write_text(new)
 
 
+def update_front_page() -> None:
+    """The scoreboard and the hero figure of the intro page, and the README's "what reproduced" table, from the
+    committed claim records and the main run's metrics (`front_page`)."""
+    from .front_page import HERO, README_TABLE, SCOREBOARD, hero_html, readme_table, scoreboard, update
+    update(INTRO, {SCOREBOARD: scoreboard(), HERO: hero_html(ROOT / "runs" / "seed42" / "metrics.csv")})
+    update(README, {README_TABLE: readme_table()})
+
+
 def copy_plotly_js() -> Path:
     import plotly
     source = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
@@ -419,6 +429,7 @@ def run_jupyter_book(cmd: list[str] = JUPYTER_BOOK) -> dict[str, float]:
 def build() -> dict[str, int]:
     write_toc()
     update_reproduce()
+    update_front_page()
     copy_plotly_js()
     copy_mathjax()
     tic = time.perf_counter()

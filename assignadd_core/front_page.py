@@ -1,0 +1,84 @@
+"""The results up front: the scoreboard (one line per claim: paper, ours, verdict, the authors' weights, chapter)
+and the hero figure (the three phases of the main run), written by the book build between markers in the intro
+page, and the short "what reproduced" table of the README. Each is a function of committed files (the claim
+records and runs/seed42/metrics.csv), so a rebuild of unchanged inputs writes the same bytes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .claims import claims_table
+from .present import VERDICT_COLORS
+
+SCOREBOARD = ("<!-- scoreboard:start -->", "<!-- scoreboard:end -->")
+HERO = ("<!-- hero:start -->", "<!-- hero:end -->")
+README_TABLE = ("<!-- reproduced:start -->", "<!-- reproduced:end -->")
+HERO_MAX_STEP = 20_000  # the paper's figure shows its first 20,000 steps
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> str:
+    """A markdown table: claim, statement, paper, verdict, the same rule on the authors' weights, chapter."""
+    rows = ["| claim | what the paper says | paper | ours | authors' weights | chapter |", "|---|---|---|---|---|---|"]
+    for r in claims_table(records).itertuples():
+        slug = r.chapter.split("/")[-1]
+        ours = f'<span style="color:{VERDICT_COLORS[r.verdict]};font-weight:bold">{r.verdict}</span>'
+        theirs = (f'<span style="color:{VERDICT_COLORS[r.authors_weights]}">{r.authors_weights}</span>'
+                  if r.authors_weights in VERDICT_COLORS else "—")
+        rows.append(f"| **{r.claim}** | {_cell(r.statement)} | {_cell(r.paper)} | {ours} | {theirs} |"
+                    f" [{slug.split('_', 1)[0]}]({link_prefix}{slug}.ipynb) |")
+    return "\n".join(rows)
+
+
+def readme_table(records: Path | None = None) -> str:
+    """The README's short version: claim, paper, verdict, authors' weights (plain text)."""
+    rows = ["| claim | paper | ours | authors' weights |", "|---|---|---|---|"]
+    for r in claims_table(records).itertuples():
+        rows.append(f"| {r.claim} {_cell(r.statement.split(':')[0])} | {_cell(r.paper)} | **{r.verdict}** |"
+                    f" {r.authors_weights} |")
+    return "\n".join(rows)
+
+
+def hero_html(metrics_csv: Path) -> str:
+    """The three phases of the main run as a plotly div (plotly.js is loaded once per page by the book)."""
+    import pandas as pd
+
+    from .analysis.phases import VAR_RESTRICTED
+    m = pd.read_csv(metrics_csv)
+    m = m[m["step"] <= HERO_MAX_STEP]
+    curves = {"0-var train (addition)": m["0var_train"], "1-var train (variable lookup)": m["1var_train"],
+              "var-restricted pools, mean (refinement)": m[list(VAR_RESTRICTED)].mean(axis=1)}
+    colors = ("#1f77b4", "#2ca02c", "#d62728")
+    data = [{"x": m["step"].tolist(), "y": [round(float(v), 4) for v in y], "name": name, "mode": "lines",
+             "line": {"color": color}} for (name, y), color in zip(curves.items(), colors)]
+    layout = {"title": {"text": "The three phases of our main run (seed 42): addition, the jump, the refinement"},
+              "xaxis": {"title": {"text": "training step"}}, "yaxis": {"title": {"text": "accuracy"}, "range": [0, 1.02]},
+              "height": 380, "margin": {"t": 50, "b": 40}, "legend": {"orientation": "h", "y": -0.25},
+              "template": "plotly_white"}
+    payload = json.dumps({"data": data, "layout": layout}, separators=(",", ":"))
+    return (f'<div id="hero-phases" class="plotly-graph-div" style="width:100%;height:380px"></div>\n'
+            f"<script>window.addEventListener('load', function () {{ var f = {payload};"
+            f" Plotly.newPlot('hero-phases', f.data, f.layout, {{responsive: true}}); }});</script>")
+
+
+def replace_between(text: str, markers: tuple[str, str], body: str, where: str) -> str:
+    start, end = markers
+    if start not in text or end not in text:
+        raise ValueError(f"{where}: lacks the {start} … {end} markers")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def update(path: Path, parts: dict[tuple[str, str], str]) -> bool:
+    """Rewrite the marked parts of a file; returns whether it changed."""
+    text = path.read_text()
+    new = text
+    for markers, body in parts.items():
+        new = replace_between(new, markers, body, str(path))
+    if new != text:
+        path.write_text(new)
+    return new != text

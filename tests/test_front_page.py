@@ -1,0 +1,41 @@
+"""The results up front: the intro's scoreboard and hero figure and the README's table, generated from the
+committed records, idempotent, and failing loudly where their markers are missing."""
+import json
+import re
+
+import pytest
+
+from assignadd_core import claims, front_page
+from assignadd_core.claims import CLAIMS
+from assignadd_core.run_folder import DEFAULT_ROOT
+
+
+def test_scoreboard_has_one_line_per_claim_with_the_recorded_verdicts(tmp_path):
+    claims.record_claim("C7", ours="7 frequencies", verdict="partly", root=tmp_path)
+    claims.record_authors("C7", "reproduced", "theirs", root=tmp_path)
+    table = front_page.scoreboard(tmp_path)
+    lines = table.splitlines()
+    assert len(lines) == 2 + len(CLAIMS)
+    c7 = next(line for line in lines if line.startswith("| **C7**"))
+    assert ">partly</span>" in c7 and ">reproduced</span>" in c7 and "(chapters/08_fourier.ipynb)" in c7
+    c1 = next(line for line in lines if line.startswith("| **C1**"))
+    assert ">not yet run</span>" in c1 and c1.split("|")[5].strip() == "—"
+    assert front_page.readme_table(tmp_path).count("\n") == 1 + len(CLAIMS)
+
+
+def test_hero_is_a_plotly_div_of_the_main_run():
+    html = front_page.hero_html(DEFAULT_ROOT / "seed42" / "metrics.csv")
+    payload = json.loads(re.search(r"var f = (\{.*?\});", html).group(1))
+    assert [t["name"].split(" (")[0] for t in payload["data"]] == ["0-var train", "1-var train",
+                                                                  "var-restricted pools, mean"]
+    assert max(payload["data"][0]["x"]) <= front_page.HERO_MAX_STEP and len(payload["data"][1]["y"]) > 100
+
+
+def test_update_rewrites_between_markers_only_and_is_idempotent(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("before\n<!-- scoreboard:start -->\nold\n<!-- scoreboard:end -->\nafter\n")
+    assert front_page.update(page, {front_page.SCOREBOARD: "new"})
+    assert page.read_text() == "before\n<!-- scoreboard:start -->\nnew\n<!-- scoreboard:end -->\nafter\n"
+    assert not front_page.update(page, {front_page.SCOREBOARD: "new"})
+    with pytest.raises(ValueError, match="lacks the <!-- hero:start -->"):
+        front_page.update(page, {front_page.HERO: "x"})
