@@ -169,6 +169,7 @@ def _execute(profile: Path, only: list[str] | None, out_dir: Path, kernel: str, 
             continue
         tic = time.perf_counter()
         error = None
+        before = target.read_bytes() if target.is_file() else None
         with kernel_output() as noise:
             try:
                 pm.execute_notebook(str(source), str(target), parameters=params.get(source.stem, {}),
@@ -179,6 +180,8 @@ def _execute(profile: Path, only: list[str] | None, out_dir: Path, kernel: str, 
         if error is None:
             finish_notebook(target)
             written.append(target)
+            if out_dir.resolve() == CHAPTERS.resolve():
+                record_time(source.stem, seconds, changed=target.read_bytes() != before)
             print(f"executed {source.stem:<{width}} {seconds:6.0f} s  ok", flush=True)
         else:
             failed.append(f"{source.stem} (cell {error.exec_count}: {error.ename}: {error.evalue})")
@@ -299,6 +302,28 @@ def sweep_timing_rows(sweeps_root: Path) -> list[str]:
     return rows
 
 
+CHAPTER_TIMES = ROOT / "book" / "chapter_times.json"
+CHAPTER_TIMES_START, CHAPTER_TIMES_END = "<!-- chapter-times:start -->", "<!-- chapter-times:end -->"
+
+
+def record_time(slug: str, seconds: float, changed: bool, path: Path = CHAPTER_TIMES) -> None:
+    """Keep how long the book's execution of a chapter took, from the execution that last changed it (a re-execution
+    of unchanged inputs writes nothing, so the tree stays clean)."""
+    times = json.loads(path.read_text()) if path.is_file() else {}
+    if changed or slug not in times:
+        times[slug] = round(seconds)
+        path.write_text(json.dumps(dict(sorted(times.items())), indent=1) + "\n")
+
+
+def chapter_times_table(path: Path = CHAPTER_TIMES) -> str:
+    times = json.loads(path.read_text()) if path.is_file() else {}
+    present = {p.stem for p in CHAPTERS.glob("*.ipynb")}
+    rows = ["| chapter | execution time |", "|---|---|"]
+    rows += [f"| `{slug}` | {seconds} s |" for slug, seconds in times.items() if slug in present]
+    rows.append(f"| all | {sum(s for k, s in times.items() if k in present)} s |")
+    return "\n".join(rows)
+
+
 def update_reproduce(path: Path = REPRODUCE) -> None:
     text = path.read_text()
     if TIMINGS_START not in text or TIMINGS_END not in text:
@@ -306,6 +331,10 @@ def update_reproduce(path: Path = REPRODUCE) -> None:
     head, rest = text.split(TIMINGS_START, 1)
     _, tail = rest.split(TIMINGS_END, 1)
     new = f"{head}{TIMINGS_START}\n{timings_table()}\n{TIMINGS_END}{tail}"
+    if CHAPTER_TIMES_START in new:
+        head, rest = new.split(CHAPTER_TIMES_START, 1)
+        _, tail = rest.split(CHAPTER_TIMES_END, 1)
+        new = f"{head}{CHAPTER_TIMES_START}\n{chapter_times_table()}\n{CHAPTER_TIMES_END}{tail}"
     if new != text:
         path.write_text(new)
 
