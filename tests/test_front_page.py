@@ -39,3 +39,14 @@ def test_update_rewrites_between_markers_only_and_is_idempotent(tmp_path):
     assert not front_page.update(page, {front_page.SCOREBOARD: "new"})
     with pytest.raises(ValueError, match="lacks the <!-- hero:start -->"):
         front_page.update(page, {front_page.HERO: "x"})
+
+
+def test_chapter_times_are_kept_from_the_execution_that_changed_the_chapter(tmp_path):
+    from assignadd_core import book
+    times = tmp_path / "times.json"
+    book.record_time("02_training_phases", 61.4, changed=True, path=times)
+    book.record_time("02_training_phases", 75.0, changed=False, path=times)  # same bytes: the time stays
+    assert json.loads(times.read_text()) == {"02_training_phases": 61}
+    book.record_time("02_training_phases", 75.0, changed=True, path=times)
+    book.record_time("01_task_and_model", 9.6, changed=False, path=times)  # a first time is always kept
+    assert json.loads(times.read_text()) == {"01_task_and_model": 10, "02_training_phases": 75}
