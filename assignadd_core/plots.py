@@ -37,10 +37,15 @@ class BookRenderer(MimetypeRenderer):
 
     def to_mimebundle(self, fig_dict):
         figure = json.loads(pio.to_json(fig_dict, validate=False, remove_uids=False))
+        number = next(self._shown)
+        title = figure.setdefault("layout", {}).get("title", {})
+        title = title if isinstance(title, dict) else {"text": str(title)}
+        if title.get("text"):  # figures are numbered in reading order within their chapter
+            figure["layout"]["title"] = {**title, "text": f"Figure {number}. {title['text']}"}
         digest = hashlib.sha256(json.dumps(figure, sort_keys=True).encode()).hexdigest()[:12]
         html = pio.to_html(_column_width(figure), config=FIGURE_CONFIG, include_plotlyjs=False,
                            include_mathjax=False, full_html=False, default_width="100%", default_height=525,
-                           validate=False, div_id=f"figure-{next(self._shown)}-{digest}")
+                           validate=False, div_id=f"figure-{number}-{digest}")
         width = figure.get("layout", {}).get("width")
         if width:  # no wider than the figure was drawn for, and no wider than the page's text column
             html = f'<div class="book-figure" style="max-width:{int(width)}px">{html}</div>'
