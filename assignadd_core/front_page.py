@@ -22,11 +22,11 @@ def _cell(text: str) -> str:
 
 def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> str:
     """A markdown table: claim, statement, paper, verdict, the same rule on the authors' weights, chapter."""
-    rows = ["| claim | what the paper says | paper | ours | authors' weights | chapter |", "|---|---|---|---|---|---|"]
+    rows = ["| | what the paper says | paper | ours | authors' weights | chapter |", "|---|---|---|---|---|---|"]
     for r in claims_table(records).itertuples():
         slug = r.chapter.split("/")[-1]
-        ours = f'<span style="color:{VERDICT_COLORS[r.verdict]};font-weight:bold">{r.verdict}</span>'
-        theirs = (f'<span style="color:{VERDICT_COLORS[r.authors_weights]}">{r.authors_weights}</span>'
+        ours = f'<span style="color:{VERDICT_COLORS[r.verdict]};font-weight:bold;white-space:nowrap">{r.verdict}</span>'
+        theirs = (f'<span style="color:{VERDICT_COLORS[r.authors_weights]};white-space:nowrap">{r.authors_weights}</span>'
                   if r.authors_weights in VERDICT_COLORS else "—")
         rows.append(f"| **{r.claim}** | {_cell(r.statement)} | {_cell(r.paper)} | {ours} | {theirs} |"
                     f" [{slug.split('_', 1)[0]}]({link_prefix}{slug}.ipynb) |")
@@ -54,7 +54,7 @@ def hero_html(metrics_csv: Path) -> str:
     colors = ("#1f77b4", "#2ca02c", "#d62728")
     data = [{"x": m["step"].tolist(), "y": [round(float(v), 4) for v in y], "name": name, "mode": "lines",
              "line": {"color": color}} for (name, y), color in zip(curves.items(), colors)]
-    layout = {"title": {"text": "The three phases of our main run (seed 42): addition, the jump, the refinement"},
+    layout = {"title": {"text": "The three phases of our main run (seed 42)", "x": 0},
               "xaxis": {"title": {"text": "training step"}}, "yaxis": {"title": {"text": "accuracy"}, "range": [0, 1.02]},
               "height": 380, "margin": {"t": 50, "b": 40}, "legend": {"orientation": "h", "y": -0.25},
               "template": "plotly_white"}
