@@ -1,7 +1,6 @@
 """Shared fixtures for the core tests: a tiny config that trains in about a second, and one run of it."""
 from __future__ import annotations
 
-import contextlib
 import os
 
 import pytest
@@ -10,7 +9,7 @@ import torch
 from assignadd_core.config import RunConfig
 
 from scopes import shared
-from tiny import TINY
+from tiny import TINY, torch_threads
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -24,17 +23,6 @@ def fresh_caches_under_mutation_testing():
         for cached in (data.make_split, data.eval_pools, data.exact_sets, measures.measurement_batch):
             getattr(cached, "cache_clear", lambda: None)()
     yield
-
-
-@contextlib.contextmanager
-def torch_threads(n: int):
-    """Tiny models gain nothing from threads, and on a busy machine extra threads cost 5-10x."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from assignadd_core.config import ConfigError, RunConfig
 from assignadd_core.evaluation import evaluate
 from assignadd_core.measures import all_measures
 from assignadd_core.model import AssignAddTransformer
-from conftest import torch_threads
+from tiny import torch_threads
 
 
 @pytest.mark.parametrize("shape", [{"n_layers": 3, "mlp_layers": [2]}, {"n_heads": 2},

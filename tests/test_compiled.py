@@ -14,7 +14,7 @@ from assignadd_core.data import TrainStream
 from assignadd_core.run_folder import Run
 from assignadd_core.sweep import SWEEPS
 from assignadd_core.sweep.grid import FACTORIAL_SEEDS
-from conftest import torch_threads
+from tiny import torch_threads
 from test_trainer import interrupt_at
 
 # Measured on the tiny model: logits within 4e-7, gradients within 3e-7 (relative); a wrong function is off by O(1).

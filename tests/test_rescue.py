@@ -10,7 +10,7 @@ from assignadd_core import rescue, trainer
 from assignadd_core.config import ConfigError
 from assignadd_core.run_folder import Run
 from assignadd_core.runs import train_or_load
-from conftest import torch_threads
+from tiny import torch_threads
 
 
 @pytest.fixture
