@@ -370,8 +370,8 @@ def cosine_histograms_figure(panels: dict, title: str, bins: int = 80):
     histogram trace embeds every value in the page (~6.7 MB per million); 80 bars per group stay ~10 KB."""
     import numpy as np
     from plotly.subplots import make_subplots
-    names = list(panels)
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.05)
+    names = list(panels)  # one panel per row: three side by side do not fit the book's text column
+    fig = make_subplots(rows=len(names), cols=1, subplot_titles=names, shared_xaxes=True, vertical_spacing=0.08)
     edges = np.linspace(-1, 1, bins + 1)
     centers = (edges[:-1] + edges[1:]) / 2
     for i, name in enumerate(names):
@@ -380,10 +380,10 @@ def cosine_histograms_figure(panels: dict, title: str, bins: int = 80):
             fig.add_bar(x=centers, y=counts / max(counts.sum(), 1), name=f"{group} (mean {np.mean(values):.2f})",
                         marker_color=_GROUP_COLORS.get(group), opacity=0.65, legendgroup=f"{i}{group}",
                         hovertemplate=f"{group}: cos %{{x:.2f}}, fraction %{{y:.3f}}<extra></extra>",
-                        row=1, col=i + 1)
-        fig.update_xaxes(title_text="cosine similarity", range=[-1, 1.02], row=1, col=i + 1)
-    fig.update_yaxes(title_text="fraction of the group", row=1, col=1)
-    fig.update_layout(title=title, barmode="overlay", bargap=0, height=430, width=480 * len(names) + 120)
+                        row=i + 1, col=1)
+        fig.update_yaxes(title_text="fraction", row=i + 1, col=1)
+    fig.update_xaxes(title_text="cosine similarity", range=[-1, 1.02], row=len(names), col=1)
+    fig.update_layout(title=title, barmode="overlay", bargap=0, height=260 * len(names) + 120, width=720)
     return fig
 
 
@@ -467,8 +467,8 @@ def restricted_curves_figure(long, title: str, marks: dict | None = None):
     from plotly.subplots import make_subplots
     import plotly.colors as pc
     pools = list(dict.fromkeys(long["pool"]))
-    fig = make_subplots(rows=1, cols=len(pools), subplot_titles=[POOL_LABELS.get(p, p) for p in pools],
-                        shared_yaxes=True)
+    fig = make_subplots(rows=len(pools), cols=1, subplot_titles=[POOL_LABELS.get(p, p) for p in pools],
+                        shared_xaxes=True, vertical_spacing=0.08)  # one pool per row: they fit the text column
     keys = sorted(set(zip(long["variable"], long["side"])))
     colors = {key: pc.qualitative.D3[i % 10] for i, key in enumerate(keys)}
     for i, pool in enumerate(pools):
@@ -478,13 +478,13 @@ def restricted_curves_figure(long, title: str, marks: dict | None = None):
             if len(rows):
                 fig.add_scatter(x=rows["step"], y=rows["accuracy"], mode="lines+markers", name=f"{key[0]} as {key[1]}",
                                 legendgroup=str(key), showlegend=(i == 0), line=dict(color=colors[key]),
-                                row=1, col=i + 1)
+                                row=i + 1, col=1)
         for label, step in (marks or {}).items():
             if step is not None:
-                fig.add_vline(x=step, line_dash="dash", line_color="grey", row=1, col=i + 1)
-        fig.update_xaxes(title_text="training step", row=1, col=i + 1)
-    fig.update_yaxes(title_text="accuracy", range=[-0.02, 1.02], row=1, col=1)
-    fig.update_layout(title=title, height=430, width=420 * len(pools) + 150, hovermode="x unified")
+                fig.add_vline(x=step, line_dash="dash", line_color="grey", row=i + 1, col=1)
+        fig.update_yaxes(title_text="accuracy", range=[-0.02, 1.02], row=i + 1, col=1)
+    fig.update_xaxes(title_text="training step", row=len(pools), col=1)
+    fig.update_layout(title=title, height=280 * len(pools) + 120, width=720, hovermode="x unified")
     return fig
 
 
