@@ -151,6 +151,26 @@ def cmd_series(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rescue(args: argparse.Namespace) -> int:
+    from .rescue import ARMS, rescue
+    from .run_folder import Run, run_path
+    if args.list:
+        for arm, stages in ARMS.items():
+            print(f"{arm}: " + "; then ".join(f"{steps:,} steps" + (f" with {changes}" if changes else "")
+                                              + (f" after {edit}" if edit else "") for changes, steps, edit in stages))
+        return 0
+    arms = list(ARMS) if args.arm == "all" else [args.arm]
+    if args.arm not in (*ARMS, "all"):
+        raise ConfigError(f"unknown rescue arm {args.arm!r}; arms are {', '.join(ARMS)} (or all)")
+    set_threads(args.threads)
+    source = Run(run_path(args.source, args.root))
+    for arm in arms:
+        stages = rescue(arm, source, root=args.rescue_root, train_missing=True, progress=not args.no_progress)
+        last = stages[-1].final()["pools"]["1var_train"]
+        print(f"{arm}: 1-var train {last:.3f} at step {stages[-1].config.train.steps:,} ({stages[-1].path})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m assignadd_core",
                                      description="Assign and Add: train, evaluate and sweep the paper's model.")
@@ -213,6 +233,18 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--csv", action="store_true", help="print CSV")
     se.add_argument("--threads", type=int, default=None)
     se.set_defaults(func=cmd_series)
+
+    rs = sub.add_parser("rescue", help="train a stuck run on from its saved state under other settings",
+                        description="Branches of a finished run (its resume/ state) trained on under the settings of"
+                                    " a rescue arm (see --list); each branch is a run folder of its own.")
+    rs.add_argument("arm", nargs="?", default="all", help="an arm (see --list) or all (default)")
+    rs.add_argument("--source", default="seed43", help="the run to branch from (default seed43)")
+    rs.add_argument("--root", type=Path, default=None, help="folder holding the source run (default runs/)")
+    rs.add_argument("--rescue-root", type=Path, default=None, help="folder for the branches (default runs/rescue)")
+    rs.add_argument("--list", action="store_true", help="list the arms and exit")
+    rs.add_argument("--threads", type=int, default=None)
+    rs.add_argument("--no-progress", action="store_true")
+    rs.set_defaults(func=cmd_rescue)
 
     from .sweep import register_cli  # the sweep command lives next to its code
     register_cli(sub)

@@ -8,6 +8,8 @@ rules below; every other one runs exactly as written. What the rules change, and
 
 * `train`: tiny model and batch flags, and `--steps` divided by 2,000 (at least 20);
 * `sweep run`: `--steps 20 --points 1`, one seed;
+* `rescue` (seven branches of 10,000 steps from seed 43's saved state): in an empty runs folder, its one-line
+  refusal (tests/test_rescue.py trains tiny branches);
 * papermill on a chapter: `-p steps 60 -p overrides <tiny>`; `book execute --profile P`: P with the same
   tiny settings added to each chapter;
 * `--device cuda` where torch sees no GPU: the documented refusal (one line, non-zero exit) is checked;
@@ -152,9 +154,9 @@ def cuda_available() -> bool:
 
 
 def tiny_steps(match: re.Match | None) -> int:
-    """A two-thousandth of the documented steps (at least 20; 40,000, the default, gives 20): a continuation
-    to 120,000 steps still continues (60 steps after 20)."""
-    return max(int(match.group(1)) // 2000, 20) if match else 20
+    """20 plus a two-thousandth of the documented steps (40,000, the default, gives 40): more steps stay more, so a
+    continuation still continues (120,000 gives 80 after 40; 8,600 gives 24 after 4,400's 22)."""
+    return 20 + int(match.group(1)) // 2000 if match else 40
 
 
 def tiny_train(line: str) -> str:
@@ -307,6 +309,9 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
         if cuda and not cuda_available():  # an alternative to the CPU commands: checked on its own
             return [Step(shell, refused("cuda"), isolated=True)]
         return [Step(shell, ok(), () if readme else None)]
+    if re.match(py + r" rescue ", head):  # trains 7 x 10,000 steps from seed 43's saved state (tests/test_rescue.py
+        # trains tiny branches): here, in an empty runs folder, its one-line refusal without a source run
+        return [Step(head, refused("not a run directory"), isolated=True)]
     if re.match(py + r" sweep list$", head):
         return [Step(head, ok("f_sweep", "r_sweep"))]
     if re.match(py + r" sweep (status|annotate) f_sweep$", head):
