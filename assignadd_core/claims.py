@@ -87,36 +87,29 @@ def record_claim(claim: str, ours: str, verdict: str, details: dict | None = Non
     """Store our result for a claim (one JSON file per claim, overwritten by the latest execution)
     when the book driver executes the chapter or `root` names a runs folder; otherwise write nothing,
     say so in one line, and return None."""
-    if claim not in CLAIMS:
-        raise ConfigError(f"unknown claim {claim!r}; claims are {', '.join(CLAIMS)}")
-    if verdict not in VERDICTS:
-        raise ConfigError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
-    folder = claims_dir(root) if root is not None else _driver_dir()
-    if folder is None:
-        print(f"{claim}: not recorded (this execution is not the book build; the book's verdicts stay as they are)",
-              file=sys.stderr)
-        return None
-    path = folder / f"{claim}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
     record = {"claim": claim, "ours": ours, "verdict": verdict, "details": details or {}}
-    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
-    return path
+    return _write_record(record, Path(f"{claim}.json"), claim, root)
 
 
 def record_authors(claim: str, verdict: str, text: str, root: Path | None = None) -> Path | None:
     """Store the verdict of a claim's rule on the authors' released weights (same writing rule as record_claim)."""
-    if claim not in CLAIMS:
-        raise ConfigError(f"unknown claim {claim!r}; claims are {', '.join(CLAIMS)}")
-    if verdict not in VERDICTS:
-        raise ConfigError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+    record = {"claim": claim, "verdict": verdict, "text": text}
+    return _write_record(record, Path(AUTHORS_DIR) / f"{claim}.json", f"{claim} (authors' weights)", root)
+
+
+def _write_record(record: dict, name: Path, what: str, root: Path | None) -> Path | None:
+    if record["claim"] not in CLAIMS:
+        raise ConfigError(f"unknown claim {record['claim']!r}; claims are {', '.join(CLAIMS)}")
+    if record["verdict"] not in VERDICTS:
+        raise ConfigError(f"verdict must be one of {VERDICTS}, got {record['verdict']!r}")
     folder = claims_dir(root) if root is not None else _driver_dir()
     if folder is None:
-        print(f"{claim} (authors' weights): not recorded (this execution is not the book build)", file=sys.stderr)
+        print(f"{what}: not recorded (this execution is not the book build; the book's verdicts stay as they are)",
+              file=sys.stderr)
         return None
-    path = folder / AUTHORS_DIR / f"{claim}.json"
+    path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps({"claim": claim, "verdict": verdict, "text": text}, indent=2,
-                                       sort_keys=True) + "\n")
+    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
     return path
 
 
