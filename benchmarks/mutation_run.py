@@ -33,8 +33,14 @@ PLAN = {
     "assignadd_core/measures.py": "tests/test_measures.py",
     "assignadd_core/verdicts.py": "tests/test_verdicts.py",
     "assignadd_core/claims.py": "tests/test_claims_records.py",
+    "assignadd_core/config.py": "tests/test_config.py tests/test_compiled.py tests/test_architecture.py",
+    "assignadd_core/series.py": "tests/test_series.py",
+    "assignadd_core/per_seed.py": "tests/test_per_seed.py",
+    "assignadd_core/rescue.py": "tests/test_rescue.py",
+    "assignadd_core/front_page.py": "tests/test_front_page.py",
+    "assignadd_core/present.py": "tests/test_present.py",
     **{f"assignadd_core/analysis/{name}.py": f"tests/test_{name}.py" for name in (
-        "addition", "circuits", "controls", "fourier", "generalization", "interventions",
+        "addition", "circuits", "composition", "controls", "fourier", "generalization", "interventions",
         "phases", "reliability", "theory", "thresholds")},
 }
 # Not here: analysis/diagnostics. mutmut 3.8.1 leaves decorated functions unmutated, and every function there is
