@@ -20,6 +20,7 @@ OTHER_LABELS = {
     "1var_clean": "1-var train (distractor), clean", "1var_ablated_at_values": "1-var train, values ablated",
     "0var_ablated_at_values": "0-var train, values ablated",
     "attention_follows_label": "relabel: attention follows", "answer_follows_label": "relabel: answer follows",
+    "answer_original": "relabel: answer unchanged",
     "matched": "cosine: matched twin", "ceiling": "cosine: literal vs literal", "same_sum": "cosine: same sum",
     "one_shared_operand": "cosine: one shared operand", "unrelated": "cosine: unrelated", "patch_kept": "patch: answer kept",
     "n_frequencies": "frequencies", "n_key_frequencies_70": "frequencies holding 70 %",

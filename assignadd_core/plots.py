@@ -20,7 +20,7 @@ from plotly.io._base_renderers import MimetypeRenderer
 
 from .book_mime import PLOTLY_MIME
 from .data import POOL_NAMES, pool_spec
-from .names import MEASURE_LABELS, POOL_LABELS  # noqa: F401  (the chapters' names for them: plots.POOL_LABELS)
+from .names import MEASURE_LABELS, POOL_LABELS, label  # noqa: F401  (the chapters' names: plots.POOL_LABELS)
 
 BOOK_RENDERER = "book"
 FIGURE_CONFIG = {"responsive": True}
@@ -321,8 +321,8 @@ def eq_variable_scores_figure(steps, scores, var_names, title: str, window: tupl
 def ablation_figure(table, title: str, y_title: str = "accuracy"):
     """Grouped bars: one group per pool (rows of `table`), one bar per column (clean, ablated ...)."""
     import plotly.graph_objects as go
-    x = [POOL_LABELS.get(i, i) for i in table.index]
-    fig = go.Figure([go.Bar(name=col, x=x, y=table[col].tolist()) for col in table.columns])
+    x = [label(i) for i in table.index]
+    fig = go.Figure([go.Bar(name=label(col), x=x, y=table[col].tolist()) for col in table.columns])
     fig.update_layout(title=title, barmode="group", xaxis_title="evaluation pool", yaxis_title=y_title,
                       yaxis_range=[0, 1.02], height=460)
     return fig
