@@ -170,7 +170,7 @@ def test_seed_runs_give_each_run_its_seed_steps_and_settings(tmp_path, default_r
     monkeypatch.setattr(runs_module, "train_or_load", recording)
     run = reliability.finished_run("x", config, train_missing=True, root=root)
     assert run.config == config and run.path.parent == root
-    assert calls == [{"name": "x", "device": "cpu", "root": root, "progress": False}]  # on the CPU, no progress bar
+    assert calls == [{"name": "x", "device": "cpu", "root": root}]  # on the CPU, with the default progress bar
     assert reliability.finished_run("x", config, train_missing=True, device="meta", root=root) is not None
     assert calls[-1]["device"] == "meta"  # the device is passed on (the run is finished: nothing trains)
     runs, missing = reliability.seed_runs(["x"], [3], 20, overrides, root=root)
