@@ -343,7 +343,13 @@ def update_front_page() -> None:
     """The scoreboard and the hero figure of the intro page, and the README's "what reproduced" table, from the
     committed claim records and the main run's metrics (`front_page`)."""
     from .front_page import HERO, README_TABLE, SCOREBOARD, hero_html, readme_table, scoreboard, update
-    update(INTRO, {SCOREBOARD: scoreboard(), HERO: hero_html(ROOT / "runs" / "seed42" / "metrics.csv")})
+    parts = {SCOREBOARD: scoreboard()}
+    main_run = ROOT / "runs" / "seed42" / "metrics.csv"
+    if main_run.is_file():
+        parts[HERO] = hero_html(main_run)
+    else:  # a tree without the committed runs (a copy of the sources): the hero figure stays as it is
+        print(f"{main_run.relative_to(ROOT)} is not here: the intro's hero figure is left as it was")
+    update(INTRO, parts)
     update(README, {README_TABLE: readme_table()})
 
 

@@ -50,3 +50,19 @@ def test_chapter_times_are_kept_from_the_execution_that_changed_the_chapter(tmp_
     book.record_time("02_training_phases", 75.0, changed=True, path=times)
     book.record_time("01_task_and_model", 9.6, changed=False, path=times)  # a first time is always kept
     assert json.loads(times.read_text()) == {"01_task_and_model": 10, "02_training_phases": 75}
+
+
+def test_a_tree_without_the_committed_runs_keeps_its_hero_figure(tmp_path, monkeypatch, capsys):
+    """`book build` in a copy of the sources (no runs/): the scoreboard is rewritten, the hero left as it was."""
+    from assignadd_core import book
+    intro, readme = tmp_path / "intro.md", tmp_path / "README.md"
+    intro.write_text(book.INTRO.read_text())
+    readme.write_text(book.README.read_text())
+    monkeypatch.setattr(book, "ROOT", tmp_path)
+    monkeypatch.setattr(book, "INTRO", intro)
+    monkeypatch.setattr(book, "README", readme)
+    hero = front_page.HERO
+    before = intro.read_text().split(hero[0])[1].split(hero[1])[0]
+    book.update_front_page()
+    assert intro.read_text().split(hero[0])[1].split(hero[1])[0] == before
+    assert "hero figure is left as it was" in capsys.readouterr().out
