@@ -30,7 +30,15 @@ def test_paper_sweeps_follow_the_spec():
     assert f.base == {"task.two_var_rate": 1.0, "train.steps": 30_000, "train.eval_every": 1000}
     assert r.base == {"task.train_fraction": 0.7, "train.steps": 30_000, "train.eval_every": 1000}
     assert f.metric == "0var_heldout" and r.metric == "2var_union"
-    assert f.seeds == r.seeds == (42, 43)
+    assert f.seeds == r.seeds == (42, 43, 44, 45, 46)
+    # seeds 42 and 43 over the whole grid, the added seeds only where the thresholds are decided
+    for sweep, grid, decided in ((f, fs, fs[2:7]), (r, rs, rs[:6])):
+        field_ = next(iter(sweep.grid))
+        by_seed = {s: sorted(p.params[field_] for p in sweep.points() if p.seed == s) for s in sweep.seeds}
+        assert by_seed[42] == by_seed[43] == sorted(grid)
+        assert by_seed[44] == by_seed[45] == by_seed[46] == sorted(decided)
+    assert (fs[2], fs[6], rs[5]) == (0.159326, 0.354779, 0.267895)
+    assert len(f.points()) == 55 and len(r.points()) == 58
     point = f.points()[0]
     assert point.overrides["train.seed"] == 42 and point.params == {"task.train_fraction": 0.0616}
 
@@ -68,7 +76,7 @@ def test_points_keys_subsets_and_validation(tmp_path):
     with pytest.raises(ConfigError, match="steps must be"):  # shared settings are checked once, up front
         Sweep("bad", TINY_GRID, metric="0var_heldout", base={"train.steps": 0})
     status = grid_status(SWEEPS["f_sweep"], results_dir=tmp_path)
-    assert len(status) == 40 and set(status["status"]) == {"pending"} and status["value"].isna().all()
+    assert len(status) == 55 and set(status["status"]) == {"pending"} and status["value"].isna().all()
 
 
 def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
