@@ -140,14 +140,15 @@ def arm_stages(arm: str, source: Run) -> list[tuple[str, RunConfig, str | None]]
 def rescue(arm: str, source: Run, root: Path | None = None, train_missing: bool = False,
            progress: bool = False) -> list[Run] | None:
     """The finished stages of `arm` (training them first with `train_missing`); None when not all are there.
-    `root`: the folder of the branches (default: `rescue/` in the runs folder)."""
+    A stage is finished when its `final.json` is there for its config: the committed branches keep their metrics,
+    not their weights. `root`: the folder of the branches (default: `rescue/` in the runs folder)."""
     from .run_folder import current_root
     from .runs import train_or_load
     root = Path(root) if root is not None else current_root() / "rescue"
     runs, parent = [], source
     for name, config, edit in arm_stages(arm, source):
         existing = Run(run_path(name, root))
-        if not (existing.is_complete() and existing.config == config):
+        if not (existing.final_path.is_file() and existing.config == config):
             if not train_missing:
                 return None
             branch(parent, name, config, edit, root)

@@ -17,6 +17,8 @@ rules below; every other one runs exactly as written. What the rules change, and
   a Ray `--address HOST:PORT`: an address on this machine where nothing listens, and the documented
   refusal; `path/to/authors_state_dict.pth`: the authors' file where it is present, else our seed42
   weights saved in their (TransformerLens) format;
+* `book build`: the runs folder gets copies of the committed files the book links (the main runs' metrics,
+  the claims table);
 * `make TARGET`: `make -n TARGET` (the recipe exists and expands; `make book` and `make test` run in CI
   and take many minutes); mutmut's report without a `make mutate` run: its one-line refusal.
 
@@ -128,6 +130,10 @@ class Sandbox:
         """An empty runs folder holding copies of these committed runs / sweep results (read-only data)."""
         shutil.rmtree(self.runs, ignore_errors=True)
         self.runs.mkdir()
+        self.add_runs(fixtures)
+
+    def add_runs(self, fixtures: tuple[str, ...]) -> None:
+        """Copies of these committed runs / files into the runs folder, beside what is there."""
         for name in fixtures:
             source = ROOT / "runs" / name
             if source.is_dir():
@@ -185,6 +191,7 @@ class Step:
     shell: str
     check: object  # callable(result, sandbox) -> None
     fixtures: tuple[str, ...] | None = None  # reset the runs folder to these first (None: keep it)
+    adds: tuple[str, ...] = ()  # committed files copied into the runs folder first, beside what is there
     isolated: bool = False  # in an empty runs folder of its own, leaving the shared one as it is
 
 
@@ -290,8 +297,8 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
             (box.tree / "my_profile_tiny.yaml").write_text(yaml.safe_dump(profile))
         tinier(None, box)
         return [Step(head.replace("my_profile.yaml", "my_profile_tiny.yaml"), execute_check)]
-    if re.match(py + r"\.book build$", head):
-        return [Step(head, build_check)]
+    if re.match(py + r"\.book build$", head):  # the book links the main runs' metrics and the claims table
+        return [Step(head, build_check, adds=("claims.csv", *(f"seed{s}/metrics.csv" for s in range(42, 52))))]
     if re.match(py + r" split", head):
         return [Step(head, documented_json(command) if "--json" in head else ok("train"))]
     if re.match(py + r" train --help$", head):
@@ -341,6 +348,7 @@ def run_command(command: Command, box: Sandbox) -> None:
     for step in steps_for(command, box):
         if step.fixtures is not None:
             box.reset_runs(step.fixtures)
+        box.add_runs(step.adds)
         if step.isolated:
             with tempfile.TemporaryDirectory() as runs:
                 result = box.run(step.shell, runs=Path(runs))

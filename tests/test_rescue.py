@@ -81,5 +81,8 @@ def test_arms_chain_their_stages_and_history_follows_them(source, tiny_config, t
     assert chain[1]["changed"] == {"task.two_var_rate": [0.5, 1.0], "train.steps": [40, 50]}
     again = rescue.rescue("tiny_temporary", source, root=tmp_path)  # finished: read, not trained again
     assert [r.path for r in again] == [first.path, second.path]
+    for stage in again:  # the committed branches keep their metrics, not their weights: still read
+        stage.model_path.unlink()
+    assert [r.path for r in rescue.rescue("tiny_temporary", source, root=tmp_path)] == [first.path, second.path]
     with pytest.raises(ConfigError, match="unknown rescue arm"):
         rescue.arm_stages("pray", source)
