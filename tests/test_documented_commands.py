@@ -258,7 +258,7 @@ def eval_pth(box) -> str:
     if reference is not None:
         return str(reference)
     path = box.tree / "authors_format_seed42.pth"
-    torch.save(tl_state_dict(load_model(box.runs / "seed42")), path)
+    torch.save(tl_state_dict(load_model(box.runs / "seed42" / "model.safetensors")), path)
     return str(path)
 
 
