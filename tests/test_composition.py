@@ -88,3 +88,12 @@ def test_study_table_reads_records_and_metrics():
     table = comp.study_table(records, {"a": synthetic(jump=3000)})
     assert table[["data", "init", "composed"]].values.tolist() == [[43, 42, True], [45, 45, False]]
     assert abs(table.loc[0, "jump"] - 3000) <= 200 and pd.isna(table.loc[1, "jump"])
+
+
+def test_outcome_changes_pairs_the_seeds_both_settings_ran():
+    near = pd.DataFrame({"data": [1, 2, 3, 4], "composed": [True, True, False, True]})
+    paper = pd.DataFrame({"data": [1, 2, 3, 5], "composed": [True, False, True, False]})
+    changes = comp.outcome_changes(near, paper)  # seeds 1-3 only
+    assert (changes["near"].successes, changes["near"].trials) == (2, 3)
+    assert (changes["paper"].successes, changes["paper"].trials) == (2, 3)
+    assert changes["stuck_to_composed"] == 1 and changes["composed_to_stuck"] == 1

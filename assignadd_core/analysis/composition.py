@@ -53,6 +53,16 @@ def count(flags) -> Count:
     return Count(sum(flags), len(flags))
 
 
+def outcome_changes(near: pd.DataFrame, paper: pd.DataFrame) -> dict:
+    """The seeds run both under another setting (`near`) and at the paper's configuration (`paper`), two study
+    tables: each setting's count, and how many seeds' outcomes move each way (a paired comparison)."""
+    both = near.set_index("data")["composed"].astype(bool).to_frame("near").join(
+        paper.set_index("data")["composed"].astype(bool).rename("paper"), how="inner")
+    return {"near": count(both["near"]), "paper": count(both["paper"]),
+            "stuck_to_composed": int((both["near"] & ~both["paper"]).sum()),
+            "composed_to_stuck": int((~both["near"] & both["paper"]).sum())}
+
+
 def fisher(a: Count, b: Count) -> float:
     """Two-sided p-value of Fisher's exact test: do the two rates differ?"""
     from scipy.stats import fisher_exact

@@ -155,6 +155,8 @@ PAPER_SWEEP_STEPS = 30_000  # the paper's sweep runs (book/protocol.md, "Trainin
 # 5,701), and none of the five that had not by 40,000 did so by 120,000. 12,000 steps is twice the latest.
 DECIDE_STEPS = 12_000
 COMPOSITION_BASE = {"train.steps": DECIDE_STEPS}  # eval every 100 steps, as the main runs: the jump's step
+NEAR_PAPER_SEEDS = tuple(range(42, 58))
+NEAR_PAPER_STEPS = 24_000
 FACTORIAL_SEEDS = (42, 44, 49, 50, 43, 45, 46, 47)  # four seeds that composed at 40,000 steps, four that did not
 
 
@@ -210,6 +212,19 @@ SWEEPS = {
         seeds=FACTORIAL_SEEDS, x_label="initialization seed", metric_label="1-var train accuracy", keep=balanced_half,
         description="initialization x data order: seeds' initial weights trained on other seeds' streams"
                     " (train.seed sets the data order), a balanced half of the 8 x 8 cells (32), 12,000 steps"),
+    # Which setting moves the rate (chapter 4)? The same 16 seeds at the f and r values next to the paper's
+    # (grid neighbours of f = 0.7 and r = 1), long enough for late composition (f-sweep runs composed up to step
+    # 20,001), beside those seeds at the paper's configuration in composition_seeds.
+    "composition_near_f": Sweep(
+        "composition_near_f", {"task.train_fraction": (F_GRID[12], F_GRID[14])}, metric="1var_train",
+        base={"task.two_var_rate": 1.0, "train.steps": NEAR_PAPER_STEPS}, seeds=NEAR_PAPER_SEEDS,
+        x_label="training fraction f", metric_label="1-var train accuracy",
+        description="seeds 42-57 at the f values next to the paper's 0.7 (r = 1), 24,000 steps: does f move the rate?"),
+    "composition_near_r": Sweep(
+        "composition_near_r", {"task.two_var_rate": (R_GRID[18],)}, metric="1var_train",
+        base={"task.train_fraction": 0.7, "train.steps": NEAR_PAPER_STEPS}, seeds=NEAR_PAPER_SEEDS,
+        x_label="2-var rate r", metric_label="1-var train accuracy",
+        description="seeds 42-57 at the r value next to the paper's 1 (f = 0.7), 24,000 steps: does r move the rate?"),
     "composition_bf16": Sweep(
         "composition_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
         seeds=tuple(range(42, 52)), metric_label="1-var train accuracy",
