@@ -159,9 +159,9 @@ def cmd_rescue(args: argparse.Namespace) -> int:
             print(f"{arm}: " + "; then ".join(f"{steps:,} steps" + (f" with {changes}" if changes else "")
                                               + (f" after {edit}" if edit else "") for changes, steps, edit in stages))
         return 0
-    arms = list(ARMS) if args.arm == "all" else [args.arm]
     if args.arm not in (*ARMS, "all"):
         raise ConfigError(f"unknown rescue arm {args.arm!r}; arms are {', '.join(ARMS)} (or all)")
+    arms = list(ARMS) if args.arm == "all" else [args.arm]
     set_threads(args.threads)
     source = Run(run_path(args.source, args.root))
     for arm in arms:

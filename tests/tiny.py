@@ -9,8 +9,7 @@ TINY = dict(modulus=7, n_vars=4, n_left_only=1, n_right_only=1, d_model=16, d_ml
 
 @contextlib.contextmanager
 def torch_threads(n: int):
-    """Tiny models gain nothing from threads, and on a busy machine extra threads cost 5-10x. (Here, not in
-    conftest: test modules import it, and `conftest` is ambiguous beside book/chapters/conftest.py.)"""
+    """Tiny models gain nothing from threads, and on a busy machine extra threads cost 5-10x."""
     import torch
     before = torch.get_num_threads()
     torch.set_num_threads(n)

@@ -166,6 +166,8 @@ def balanced_half(point: "Point") -> bool:
     initialization meets four data orders and every data order four initializations; the diagonal (a seed's own
     run) is in."""
     return (FACTORIAL_SEEDS.index(point.params["train.init_seed"]) + FACTORIAL_SEEDS.index(point.seed)) % 2 == 0
+
+
 # The thresholds' verdicts need at least three seeds; seeds 44-46 were added at the grid values around the
 # thresholds (the f grid's 3rd-7th values, 0.159-0.355; the r grid's first six, 0.01-0.268), not over the whole grid.
 ADDED_SEEDS = (44, 45, 46)
@@ -196,7 +198,7 @@ SWEEPS = {
         description="2-var rate r: 2-var rows kept, as the paper defines it (C9); metric: 2-var union exact",
         paper_value=0.2, x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
     "r_sweep_share_only": Sweep(
-        "r_sweep_share_only", {"task.two_var_rate": evenly_spaced(0.01, 0.99, 20)}, metric="2var_union",
+        "r_sweep_share_only", {"task.two_var_rate": R_GRID}, metric="2var_union",
         base={"task.train_fraction": 0.7, "task.two_var_rule": "ablation_share_only",
               "train.steps": PAPER_SWEEP_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
         description="ablation, not the paper's: r scales only the 2-var share, every pair stays in 2-var queries;"
