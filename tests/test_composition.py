@@ -97,3 +97,26 @@ def test_outcome_changes_pairs_the_seeds_both_settings_ran():
     assert (changes["near"].successes, changes["near"].trials) == (2, 3)
     assert (changes["paper"].successes, changes["paper"].trials) == (2, 3)
     assert changes["stuck_to_composed"] == 1 and changes["composed_to_stuck"] == 1
+    assert changes["p"] == 1.0 and changes["moves"] == "no change shown"
+
+
+def _paired(near_flags, paper_flags, steps=None):
+    seeds = range(len(near_flags))
+    near = pd.DataFrame({"data": seeds, "composed": near_flags, "composition": steps or [None] * len(near_flags)})
+    return comp.outcome_changes(near, pd.DataFrame({"data": seeds, "composed": paper_flags}), by_step=12_000)
+
+
+def test_a_setting_moves_the_rate_only_when_the_seeds_move_one_way():
+    # six stuck seeds all compose under the other setting: p = 2 / 2**6 = 0.031
+    raised = _paired([True] * 10, [True] * 4 + [False] * 6)
+    assert raised["moves"] == "raises the rate" and abs(raised["p"] - 0.03125) < 1e-9
+    lowered = _paired([False] * 6 + [True] * 4, [True] * 10)
+    assert lowered["moves"] == "lowers the rate"
+    # the null: as many seeds move each way, or too few move
+    assert _paired([True, False] * 5, [False, True] * 5)["moves"] == "no change shown"
+    assert _paired([True] * 5 + [False] * 5, [True] * 3 + [False] * 7)["moves"] == "no change shown"
+
+
+def test_composed_by_a_step_counts_only_composed_runs_that_got_there_in_time():
+    changes = _paired([True, True, True, False], [True, True, False, False], steps=[5_000, 12_000, 20_001, None])
+    assert (changes["near_by_step"].successes, changes["near_by_step"].trials) == (2, 4)

@@ -53,14 +53,32 @@ def count(flags) -> Count:
     return Count(sum(flags), len(flags))
 
 
-def outcome_changes(near: pd.DataFrame, paper: pd.DataFrame) -> dict:
+def outcome_changes(near: pd.DataFrame, paper: pd.DataFrame, by_step: int | None = None) -> dict:
     """The seeds run both under another setting (`near`) and at the paper's configuration (`paper`), two study
-    tables: each setting's count, and how many seeds' outcomes move each way (a paired comparison)."""
-    both = near.set_index("data")["composed"].astype(bool).to_frame("near").join(
-        paper.set_index("data")["composed"].astype(bool).rename("paper"), how="inner")
-    return {"near": count(both["near"]), "paper": count(both["paper"]),
-            "stuck_to_composed": int((both["near"] & ~both["paper"]).sum()),
-            "composed_to_stuck": int((~both["near"] & both["paper"]).sum())}
+    tables: each setting's count, how many seeds' outcomes move each way (a paired comparison), the exact
+    McNemar test of those moves (`p`; `moves`: "raises the rate", "lowers the rate" or "no change shown" at
+    `FISHER_LEVEL`), and,
+    with `by_step`, the near runs that composed by that step (`near_by_step`: the length of the paper runs)."""
+    both = near.set_index("data").reindex(columns=["composed", "composition"]).rename(columns={"composed": "near"}).join(
+        paper.set_index("data")["composed"].rename("paper"), how="inner")
+    both["near"], both["paper"] = both["near"].astype(bool), both["paper"].astype(bool)
+    up, down = int((both["near"] & ~both["paper"]).sum()), int((~both["near"] & both["paper"]).sum())
+    p = mcnemar_exact(up, down)
+    out = {"near": count(both["near"]), "paper": count(both["paper"]), "stuck_to_composed": up,
+           "composed_to_stuck": down, "p": p,
+           "moves": "no change shown" if p >= FISHER_LEVEL else "raises the rate" if up > down else "lowers the rate"}
+    if by_step is not None:
+        steps = pd.to_numeric(both["composition"], errors="coerce")
+        out["near_by_step"] = count(both["near"] & (steps <= by_step))
+    return out
+
+
+def mcnemar_exact(up: int, down: int) -> float:
+    """Two-sided exact McNemar test: are `up` and `down` (the seeds whose outcome moved each way) a fair coin's?"""
+    if up + down == 0:
+        return 1.0
+    from scipy.stats import binomtest
+    return float(binomtest(up, up + down, 0.5, alternative="two-sided").pvalue)
 
 
 def fisher(a: Count, b: Count) -> float:
