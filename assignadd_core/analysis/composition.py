@@ -57,10 +57,9 @@ def outcome_changes(near: pd.DataFrame, paper: pd.DataFrame, by_step: int | None
     """The seeds run both under another setting (`near`) and at the paper's configuration (`paper`), two study
     tables: each setting's count, how many seeds' outcomes move each way (a paired comparison), the exact
     McNemar test of those moves (`p`; `moves`: "raises the rate", "lowers the rate" or "no change shown" at
-    `FISHER_LEVEL`), and,
-    with `by_step`, the near runs that composed by that step (`near_by_step`: the length of the paper runs)."""
-    both = near.set_index("data").reindex(columns=["composed", "composition"]).rename(columns={"composed": "near"}).join(
-        paper.set_index("data")["composed"].rename("paper"), how="inner")
+    `FISHER_LEVEL`), and, with `by_step`, the near runs that composed by that step (`near_by_step`)."""
+    mine = near.set_index("data").reindex(columns=["composed", "composition"]).rename(columns={"composed": "near"})
+    both = mine.join(paper.set_index("data")["composed"].rename("paper"), how="inner")
     both["near"], both["paper"] = both["near"].astype(bool), both["paper"].astype(bool)
     up, down = int((both["near"] & ~both["paper"]).sum()), int((~both["near"] & both["paper"]).sum())
     p = mcnemar_exact(up, down)
