@@ -125,7 +125,7 @@ COMPILE_MIN_STEPS = 2_000  # below this, compiling (a few seconds, ~20 s with a 
 
 def compile_wanted(setting: str, device: torch.device, steps: int) -> bool:
     """Whether to compile the training step. 'auto': on a CPU at one thread, for a run of at least
-    `COMPILE_MIN_STEPS` steps: there `torch.compile` made the fused step about 1.5x faster (about 4 ms a step,
+    `COMPILE_MIN_STEPS` steps: there `torch.compile` made the fused step about 1.4x faster (about 3 ms a step,
     benchmarks/train_step.py); at two threads it was slower, and it has not been measured on a GPU, so there
     'auto' stays eager."""
     if setting not in COMPILE_CHOICES:

@@ -21,12 +21,19 @@ step >= 10x the naive one, the best stacked path >= 2x the runs per CPU-hour of 
 one thread: run with --threads 1). `--clock cpu` times everything as this process's CPU time (then runs per
 CPU-hour are 3600 / that time): on a machine other processes keep busy, wall times mostly measure the sharing.
 
+How far any faster step could go: the step's matrix products alone (fused path, forward + backward ≈ 3 x the
+forward's FLOPs) at this process's own rate for one large fp32 product (`gemm_gflops`), with data and evaluation
+as measured: that floor's runs per CPU-hour over the eager fused step's is `ceiling_gain`, the most a faster fp32
+step can give without changing the evaluation.
+
 `--json` prints one object with the keys naive_fp32_ms, fused_fp32_ms, fused_bf16_ms, ratio_fp32,
 data_share, projected_paper_run_min (stable interface) plus detail keys, among them threads,
 omp_wait_policy, bf16_native, clock, combinations ([{threads, omp_wait_policy, fused_fp32_ms}]) and fastest; and
 compiled_fp32_ms, compile_s, stacked ([{k, ms_per_step, ms_per_run_step, compile_s, runs_per_cpu_hour}]),
 runs_per_cpu_hour ({naive, eager_fused, compiled_fused, stacked_K...}), ratio_fastest_fused (naive ms / the
-fastest fused ms per run step), stacked_gain (best stacked runs per CPU-hour / eager fused ones).
+fastest fused ms per run step), stacked_gain (best stacked runs per CPU-hour / eager fused ones), gemm_gflops,
+floor_step_ms, ceiling_gain and step_for_2x_ms (the step time at which runs per CPU-hour double, data and
+evaluation as measured).
 """
 from __future__ import annotations
 
@@ -73,6 +80,12 @@ def matmul_flops(config: RunConfig, fused: bool) -> float:
                     + 2 * n * n  # layer-2 reads through the layer-1 pattern
                     + 2 * d * m + d * out)  # MLP and unembedding at `=`
     return 2 * (folds + tables + b * per_sequence)
+
+
+def gemm_gflops(n: int = 1024, reps: int = 5) -> float:
+    """This process's rate for one large fp32 matrix product (its threads): what the step's products could reach."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    return 2 * n ** 3 / time_it(lambda: a @ b, reps) / 1e9
 
 
 def time_it(fn, reps: int) -> float:
@@ -243,6 +256,12 @@ def main() -> None:
                       runs_per_cpu_hour=per_hour, ratio_fastest_fused=round(naive / fastest, 2),
                       stacked_gain=round(max([r["runs_per_cpu_hour"] for r in stacked], default=math.nan)
                                          / per_hour["eager_fused"], 2))
+    rate = gemm_gflops()
+    floor = 3 * matmul_flops(config, True) / (rate * 1e9)  # the step's products alone, at that rate
+    for_2x = (projected_s / 2 - projected(0.0)) / steps  # the step at which a run takes half the eager one's time
+    result.update(gemm_gflops=round(rate, 1), floor_step_ms=round(floor * 1e3, 2),
+                  ceiling_gain=round(per_cpu_hour(projected(floor)) / per_cpu_hour(projected_s), 2),
+                  step_for_2x_ms=round(for_2x * 1e3, 2))
     if not args.no_combinations:
         rows = combinations(thread_counts, args.policies, args.reps)
         result["combinations"] = rows
@@ -270,6 +289,11 @@ def main() -> None:
               + ", ".join(f"{name} {value}" for name, value in hours.items()))
         print(f"fastest fused step vs naive {result['ratio_fastest_fused']:.2f}× (target ≥ 10× at one thread);"
               f" best stacked vs eager fused runs per CPU-hour {result['stacked_gain']:.2f}× (target ≥ 2×)")
+    floor, needed = result["floor_step_ms"], result["step_for_2x_ms"]
+    print(f"the step's matrix products alone at this process's large-product rate ({result['gemm_gflops']} GFLOP/s):"
+          f" {floor:.2f} ms; with today's data and evaluation that is {result['ceiling_gain']:.2f}× the eager fused"
+          f" step's runs per CPU-hour, the most any faster fp32 step gives; 2× needs a step of {needed:.2f} ms"
+          f" ({needed / floor:.2f}× the products alone)")
     if "combinations" in result:
         print("fused fp32 step by threads and OMP_WAIT_POLICY (each policy in a fresh process):")
         for row in result["combinations"]:
