@@ -31,6 +31,7 @@ def _real(value: Any) -> float:
 TWO_VAR_RULES = ("paper_rows", "ablation_share_only")
 # How the training step runs (not a setting of the run: it never enters the config or its hash)
 COMPILE_CHOICES = ("auto", "on", "off")
+COMPOSED_LEVEL = 0.9  # a run has learned variable assignment once its 1-var train accuracy reaches this
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,15 @@ class TrainConfig:
     init_seed: int | None = None  # seeds the initial weights instead of `seed` (None: `seed`)
     data_seed: int | None = None  # seeds the training stream instead of `seed` (None: `seed`)
     bf16: bool = False  # bf16 autocast (what the authors used on GPU); fp32 by default on CPU
+    # Perturbations that keep a run's (initialization, data order) cell: replicates of the cell. Each size is
+    # relative to the spread (standard deviation) of the tensor it is added to; 0 is the unperturbed run.
+    jitter: float = 0.0  # one-time nudge: every weight tensor += jitter * its std * N(0, 1) ...
+    jitter_step: int = 0  # ... after this step's update (0: the initial weights)
+    grad_noise: float = 0.0  # every step: every gradient tensor += grad_noise * its std * N(0, 1), before AdamW
+    perturb_seed: int = 0  # draws the nudge and the gradient noise (apart from the init and data seeds)
+    # Stop once 1-var train accuracy >= COMPOSED_LEVEL has held for this many evaluations in a row (0: never stop
+    # early): a composition study needs the outcome, not the rest of the run. A stuck run runs to `steps`.
+    stop_when_composed: int = 0
     eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
     probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
 
@@ -185,6 +195,27 @@ class TrainConfig:
             if value == self.seed:  # the same run as leaving it unset: one config, one hash
                 object.__setattr__(self, name, None)
         _require(isinstance(self.bf16, bool), f"bf16 must be true or false, got {self.bf16!r}")
+        for name in ("jitter", "grad_noise"):
+            value = _real(getattr(self, name))
+            _require(0 <= value < math.inf, f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
+        for name in ("jitter_step", "perturb_seed", "stop_when_composed"):
+            value = getattr(self, name)
+            _require(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+                     f"{name} must be an integer >= 0, got {value!r}")
+        _require(self.jitter_step < self.steps,
+                 f"jitter_step must come before the last step ({self.steps}), got {self.jitter_step}")
+        # Settings that do nothing take their defaults: an unperturbed run has one config and one hash.
+        if self.jitter == 0:
+            object.__setattr__(self, "jitter", 0.0)
+            object.__setattr__(self, "jitter_step", 0)
+        if self.jitter == 0 and self.grad_noise == 0:
+            object.__setattr__(self, "grad_noise", 0.0)
+            object.__setattr__(self, "perturb_seed", 0)
+
+    @property
+    def perturbed(self) -> bool:
+        """Whether the run carries a nudge or gradient noise (a replicate of its unperturbed cell)."""
+        return self.jitter > 0 or self.grad_noise > 0
 
     @property
     def weights_seed(self) -> int:
@@ -256,7 +287,9 @@ class RunConfig:
 
 # Fields added after runs were committed, with the default that reproduces those runs.
 ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None, ("model", "n_layers"): 2,
-               ("model", "n_heads"): 1, ("model", "mlp_layers"): (1,)}
+               ("model", "n_heads"): 1, ("model", "mlp_layers"): (1,), ("train", "jitter"): 0.0,
+               ("train", "jitter_step"): 0, ("train", "grad_noise"): 0.0, ("train", "perturb_seed"): 0,
+               ("train", "stop_when_composed"): 0}
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 

@@ -47,9 +47,18 @@ def stack_key(config: RunConfig) -> tuple:
                  (field.split(".") for field in STACK_FIELDS))
 
 
+def stackable(config: RunConfig) -> bool:
+    """A stack trains plain runs: no nudge, no gradient noise, no early stop (the single-run trainer has them)."""
+    return not config.train.perturbed and config.train.stop_when_composed == 0
+
+
 def check_stackable(configs: list[RunConfig]) -> None:
     if not configs:
         raise ConfigError("a stack needs at least one run")
+    for config in configs:
+        if not stackable(config):
+            raise ConfigError("a stack cannot train a run with jitter, grad_noise or stop_when_composed;"
+                              " train it alone (sweep --stack 1)")
     first = stack_key(configs[0])
     for config in configs[1:]:
         for field, a, b in zip(STACK_FIELDS, first, stack_key(config)):

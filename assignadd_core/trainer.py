@@ -30,12 +30,13 @@ from tqdm.auto import tqdm
 
 from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_torch_dict, load_weights_into,
                          save_model, save_torch_dict)
-from .config import COMPILE_CHOICES, ConfigError, RunConfig
+from .config import COMPILE_CHOICES, COMPOSED_LEVEL, ConfigError, RunConfig
 from .data import POOL_NAMES, TrainStream, make_split
 from .evaluation import evaluate
 from .measures import MEASURE_NAMES
 from .quantities import LOGGED_VERSIONS, logged_row
 from .model import initial_model
+from .perturb import add_gradient_noise, nudge, nudge_due
 from .run_folder import Run
 
 METRIC_COLUMNS = ("step", "loss", *POOL_NAMES, *MEASURE_NAMES, "elapsed_s")
@@ -111,13 +112,20 @@ def fused_loss(model, tokens, answers, config: RunConfig, device: torch.device, 
 
 
 def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device,
-               bf16: bool | None = None) -> float:
-    """One eager optimizer step (the reference every faster path is tested against)."""
+               bf16: bool | None = None, step: int | None = None) -> float:
+    """One eager optimizer step (the reference every faster path is tested against); with `step`, that step's
+    gradient noise (`perturb`, if the config asks for any) is added before the update."""
     loss = fused_loss(model, tokens, answers, config, device, bf16)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    optimizer.step()
+    _update(model, optimizer, config, step)
     return loss.item()
+
+
+def _update(model, optimizer, config: RunConfig, step: int | None) -> None:
+    if step is not None:
+        add_gradient_noise(model, config, step)
+    optimizer.step()
 
 
 COMPILE_MIN_STEPS = 2_000  # below this, compiling (a few seconds, ~20 s with a cold cache) costs more than it saves
@@ -165,17 +173,17 @@ class TrainingStep:
               file=sys.stderr)
         self._compiled_loss = None
 
-    def __call__(self, tokens, answers) -> float:
+    def __call__(self, tokens, answers, step: int | None = None) -> float:
         if self._compiled_loss is not None:
             try:  # compilation happens at the first forward and backward; nothing is applied before step()
                 loss = self._compiled_loss(tokens, answers)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                self.optimizer.step()
+                _update(self.model, self.optimizer, self.config, step)
                 return loss.item()
             except Exception as err:  # noqa: BLE001
                 self._fall_back(err)
-        return train_step(self.model, self.optimizer, tokens, answers, self.config, self.device, self.bf16)
+        return train_step(self.model, self.optimizer, tokens, answers, self.config, self.device, self.bf16, step)
 
 
 # ---------------------------------------------------------------------------- resume state
@@ -321,6 +329,8 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
     model = new_model(config).to(dev)
     optimizer = make_optimizer(model, config)
     start, counters = resume(run, model, optimizer, config)
+    if start == 0 and nudge_due(config, 0):
+        nudge(model, config)
     step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled)
     stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
     loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
@@ -329,10 +339,14 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
                unit="step", mininterval=2.0, dynamic_ncols=True)
     tic = time.perf_counter()
     step = start
+    # a run that stopped once composition held is finished at its last saved step
+    todo = range(0) if decided(config, counters, start) else range(start + 1, config.train.steps + 1)
     try:
-        for step in range(start + 1, config.train.steps + 1):
+        for step in todo:
             tokens, answers = stream.batch(step)
-            loss = step_fn(tokens.to(dev), answers.to(dev))
+            loss = step_fn(tokens.to(dev), answers.to(dev), step)
+            if nudge_due(config, step):  # after this step's update; a state saved from here on holds it
+                nudge(model, config)
             if not math.isfinite(loss):
                 raise FloatingPointError(f"training loss became {loss} at step {step}; lower lr or disable bf16")
             loss_sum, loss_count = loss_sum + loss, loss_count + 1
@@ -343,10 +357,13 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
                 row = eval_row(model, config, dev, bf16, step, loss_sum / loss_count)
                 now = time.perf_counter()
                 counters["elapsed_s"], tic = counters["elapsed_s"] + now - tic, now
+                counters["composed_streak"] = counters["composed_streak"] + 1 if composed_row(row) else 0
                 save_eval_step(run, model, optimizer, row, counters, keep_checkpoints)
                 loss_sum, loss_count = 0.0, 0
                 bar.set_postfix(loss=f"{row['loss']:.3f}", v1=f"{row['1var_train']:.2f}",
                                 v2=f"{row['2var_train']:.2f}", refresh=False)
+                if decided(config, counters, step):
+                    break
     except KeyboardInterrupt:
         # An interrupted optimizer step may be half applied, so the state saved at the last eval
         # step (at most eval_every - 1 steps back) is what a resume continues from.
@@ -354,8 +371,21 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
         print(f"\ninterrupted; {run.path} resumes from step {last_saved_step(run)}")
         raise
     bar.close()
-    finish_run(run, model, config, environment, counters, compile)
+    finish_run(run, model, config, environment, counters, compile, last_step=step)
     return run
+
+
+def composed_row(row: dict) -> bool:
+    return bool(row["1var_train"] >= COMPOSED_LEVEL)
+
+
+def decided(config: RunConfig, counters: dict, step: int | None = None) -> bool:
+    """Stop early: composition has held for `stop_when_composed` evaluations in a row (0: never), and a nudge
+    the run asks for is behind it (at `step`, by default the last saved one)."""
+    wanted, t = config.train.stop_when_composed, config.train
+    step = counters.get("step", 0) if step is None else step
+    nudge_pending = t.jitter > 0 and step <= t.jitter_step
+    return wanted > 0 and counters["composed_streak"] >= wanted and not nudge_pending
 
 
 # ---------------------------------------------------------------------------- shared with stacked training
@@ -378,7 +408,8 @@ def resume(run: Run, model, optimizer, config: RunConfig) -> tuple[int, dict]:
                 # steps trained under bf16 so far (a state saved before this was counted: as the config asked)
                 "bf16_steps": state.get("bf16_steps", start if config.train.bf16 else 0),
                 "compiled_steps": state.get("compiled_steps", 0),  # saved before compiling existed: all eager
-                "stacked_steps": state.get("stacked_steps", 0)}  # steps trained in a stack of 2 or more runs
+                "stacked_steps": state.get("stacked_steps", 0),  # steps trained in a stack of 2 or more runs
+                "composed_streak": state.get("composed_streak", 0)}  # evals in a row with 1-var train composed
     truncate_metrics(run.metrics_path, start)
     check_logged_versions(run, start)
     return start, counters
@@ -403,13 +434,17 @@ def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_c
 
 
 def finish_run(run: Run, model, config: RunConfig, environment: dict, counters: dict, compile: str,
-               stacked: int = 1) -> None:
-    """The final model and final.json (`stacked`: how many runs the finishing process trained together)."""
+               stacked: int = 1, last_step: int | None = None) -> None:
+    """The final model and final.json (`stacked`: how many runs the finishing process trained together;
+    `last_step`: where training ended, before `train.steps` when it stopped once composition held)."""
     model.eval()
     save_model(model, run.model_path)
     results = evaluate(model)
     bf16_steps, compiled_steps = counters["bf16_steps"], counters["compiled_steps"]
-    final = {"steps": config.train.steps, "exact": results["exact"], "pools": results["pools"],
+    last_step = config.train.steps if last_step is None else last_step
+    stopped = ({"step_budget": config.train.steps, "stopped_early": "composed" if last_step < config.train.steps
+                else None} if config.train.stop_when_composed else {})  # only runs that may stop early say so
+    final = {"steps": last_step, **stopped, "exact": results["exact"], "pools": results["pools"],
              "wall_time_s": round(counters["elapsed_s"], 1), **environment, "bf16_used": bf16_steps > 0,
              "bf16_steps": bf16_steps, "compiled": compiled_steps > 0, "compiled_steps": compiled_steps,
              "compile": compile, "stacked": stacked, "stacked_steps": counters["stacked_steps"]}

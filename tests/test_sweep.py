@@ -32,13 +32,13 @@ def test_paper_sweeps_follow_the_spec():
     assert f.metric == "0var_heldout" and r.metric == "2var_union"
     assert f.seeds == r.seeds == (42, 43, 44, 45, 46)
     # seeds 42 and 43 over the whole grid, the added seeds only where the thresholds are decided
-    for sweep, grid, decided in ((f, fs, fs[2:7]), (r, rs, rs[:6])):
+    for sweep, grid, decided in ((f, fs, fs[2:7]), (r, rs, rs[:13])):  # r: up to 0.629 for C9 (2026-12-02)
         field_ = next(iter(sweep.grid))
         by_seed = {s: sorted(p.params[field_] for p in sweep.points() if p.seed == s) for s in sweep.seeds}
         assert by_seed[42] == by_seed[43] == sorted(grid)
         assert by_seed[44] == by_seed[45] == by_seed[46] == sorted(decided)
     assert (fs[2], fs[6], rs[5]) == (0.159326, 0.354779, 0.267895)
-    assert len(f.points()) == 55 and len(r.points()) == 58
+    assert len(f.points()) == 55 and len(r.points()) == 58 + 3 * 7  # seeds 44-46 on the r grid to 0.629
     point = f.points()[0]
     assert point.overrides["train.seed"] == 42 and point.params == {"task.train_fraction": 0.0616}
 
@@ -175,3 +175,37 @@ def test_cli_lists_and_reports_status(tmp_path, capsys):
         main(["sweep", "run", "r_sweep", "--results-dir", str(tmp_path), "--compile", "maybe"])
     assert "invalid choice: 'maybe'" in capsys.readouterr().err
     assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_replicates_and_modes_are_points_of_their_cell(tmp_path):
+    """A sweep may cross each cell with perturbation replicates and training modes: one point each, the mode in
+    its key (two modes share one config and hash), the mode's compile setting given to the trainer, and both
+    recorded in the line and the table."""
+    replicates = ({}, {"train.jitter": 1e-3, "train.perturb_seed": 1})
+    sweep = Sweep("reps", {}, metric="1var_train", base=TINY, seeds=(1,), perturbations=replicates,
+                  modes=("eager", "compiled"))
+    points = sweep.points()
+    assert len(points) == 4 and len({p.key for p in points}) == 4
+    eager, compiled = points[0], points[1]
+    assert eager.key.rsplit("-", 1) == [compiled.key.rsplit("-", 1)[0], "eager"] and compiled.key.endswith("-compiled")
+    assert (eager.compile, compiled.compile) == ("off", "on")
+    assert points[2].overrides["train.jitter"] == 1e-3 and "jitter=0.001" in points[2].label()
+    counts = run_sweep(sweep, results_dir=tmp_path, workers=1, threads=1, progress=False)
+    assert counts["done"] == 4
+    records = {r["key"]: r for r in read_records(results_path(sweep, tmp_path))}
+    assert records[eager.key]["mode"] == "eager" and records[eager.key]["compile"] == "off"
+    assert records[compiled.key]["compile"] == "on"
+    frame = results_frame(sweep, tmp_path)
+    assert set(frame["mode"]) == {"eager", "compiled"} and sorted(frame["jitter"]) == [0, 0, 1e-3, 1e-3]
+    with pytest.raises(ConfigError, match="mode must be one of"):
+        Sweep("bad", {}, metric="1var_train", modes=("fast",))
+    with pytest.raises(ConfigError, match="a perturbation may set only"):
+        Sweep("bad", {}, metric="1var_train", perturbations=({"train.lr": 1.0},))
+
+
+def test_run_order_is_seed_by_seed_coarse_to_fine_with_a_kept_subset():
+    sweep = Sweep("order", {"task.train_fraction": (0.5, 0.6, 0.7, 0.8, 0.9)}, metric="0var_heldout", base=TINY,
+                  seeds=(1, 2), keep=lambda p: not (p.seed == 2 and p.params["task.train_fraction"] == 0.9))
+    order = [(p.seed, p.params["task.train_fraction"]) for p in sweep.run_order()]
+    assert order == [(1, 0.5), (1, 0.9), (1, 0.7), (1, 0.6), (1, 0.8), (2, 0.5), (2, 0.7), (2, 0.6), (2, 0.8)]
+    assert sorted(map(id, sweep.run_order())) != [] and len(sweep.points()) == 9

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..config import COMPILE_CHOICES, ConfigError, RunConfig
 from ..runs import Run
 from .executors import EXECUTORS, _local, _ray, check_ray_address
-from .grid import Sweep, coarse_to_fine
+from .grid import Sweep
 from .store import (append_record, driver_lock, latest_records, metric_value, metrics_dir, results_path, scratch_dir,
                     write_csv)
 from .worker import run_controls
@@ -60,15 +60,12 @@ def _drive(sweep: Sweep, results_dir: Path | None, executor: str, workers: int, 
     path = results_path(sweep, results_dir)
     work = scratch_dir(results_dir, work_dir)
     latest = latest_records(path)
-    # Run order: seed by seed (in the order given), each over the grid coarse to fine.
-    ordered, n_seeds = sweep.points(), len(sweep.seeds)  # grid combination i // n_seeds, seed i % n_seeds
-    rank = {combo: r for r, combo in enumerate(coarse_to_fine(len(ordered) // n_seeds))}
-    run_order = sorted(range(len(ordered)), key=lambda i: (i % n_seeds, rank[i // n_seeds]))
-    points = {ordered[i].key: ordered[i] for i in run_order}
+    points = {p.key: p for p in sweep.run_order()}
     todo = [p for k, p in points.items() if latest.get(k, {}).get("status") not in FINISHED]
     counts = {"done": 0, "failed": 0, "error": 0, "skipped": len(points) - len(todo)}
     tasks = [{"key": p.key, "overrides": p.overrides, "work_dir": str(work.resolve()), "device": device,
-              "threads": threads, "compile": compile, "metrics_dir": str(metrics_dir(sweep, results_dir).resolve())}
+              "threads": threads, "compile": p.compile or compile,
+              "metrics_dir": str(metrics_dir(sweep, results_dir).resolve())}
              for p in todo]
     if not tasks:
         write_csv(sweep, results_dir)
@@ -88,6 +85,7 @@ def _drive(sweep: Sweep, results_dir: Path | None, executor: str, workers: int, 
         for record in results:
             point = points[record["key"]]
             record.update(sweep=sweep.name, params=point.params, seed=point.seed, metric=sweep.metric,
+                          perturbation=point.perturbation, mode=point.mode,
                           params_bare={k.rsplit(".", 1)[-1]: v for k, v in point.params.items()},
                           value=metric_value(record, sweep.metric))
             append_record(path, record)
@@ -110,14 +108,18 @@ def stack_jobs(tasks: list[dict], stack: int) -> list:
     run order; a task alone (a config that cannot be built, the last of its shape) stays a plain task."""
     if stack == 1:
         return tasks
-    from ..stacked import stack_key
+    from ..stacked import stack_key, stackable
     jobs, filling = [], {}
     for task in tasks:
         try:
-            key = stack_key(RunConfig().replace(**task["overrides"]))
+            config = RunConfig().replace(**task["overrides"])
         except ConfigError:
             jobs.append(task)  # recorded "failed" by its worker
             continue
+        if not stackable(config):
+            jobs.append(task)  # trained alone
+            continue
+        key = stack_key(config)
         filling.setdefault(key, []).append(task)
         if len(filling[key]) == stack:
             jobs.append(filling.pop(key))

@@ -14,6 +14,9 @@ from ..config import ConfigError, RunConfig, resolve_key
 from ..data import EXACT_NAMES, POOL_NAMES
 
 METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set or a pool (final accuracy)
+# A training mode of a point: how its steps are computed (never a setting of the run: same config and hash).
+MODE_COMPILE = {"eager": "off", "compiled": "on"}
+PERTURBATION_KEYS = ("train.jitter", "train.jitter_step", "train.grad_noise", "train.perturb_seed")
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,11 @@ class Sweep:
     x_label: str = ""  # the swept value, in words (figure axis)
     metric_label: str = ""  # the metric, in words
     keep: Callable[["Point"], bool] | None = None  # a design that runs only some cells of the grid x seeds
+    # Replicates of every cell: perturbation overrides (PERTURBATION_KEYS; {} is the unperturbed run) crossed
+    # with the cells, and training modes (MODE_COMPILE; empty: the mode the driver is given) crossed with those.
+    perturbations: tuple[dict, ...] = ({},)
+    modes: tuple[str, ...] = ()
+    run_first: Callable[["Point"], Any] | None = None  # a design's own run order (sort key), before the default
 
     @property
     def swept_field(self) -> str:
@@ -45,6 +53,14 @@ class Sweep:
             resolve_key(key)  # raises on an unknown config key
         if not self.seeds:
             raise ConfigError("a sweep needs at least one seed")
+        for mode in self.modes:
+            if mode not in MODE_COMPILE:
+                raise ConfigError(f"sweep {self.name}: mode must be one of {', '.join(MODE_COMPILE)}, got {mode!r}")
+        for perturbation in self.perturbations:
+            bad = set(perturbation) - set(PERTURBATION_KEYS)
+            if bad:
+                raise ConfigError(f"sweep {self.name}: a perturbation may set only {', '.join(PERTURBATION_KEYS)},"
+                                  f" got {', '.join(sorted(bad))}")
         for seed in self.seeds:  # settings shared by every point must be valid (grid values may fail alone)
             RunConfig().replace(**{**self.base, "train.seed": seed})
 
@@ -54,10 +70,30 @@ class Sweep:
         return [key.rsplit(".", 1)[-1] for key in self.grid]
 
     def points(self) -> list["Point"]:
-        combos = itertools.product(*self.grid.values())
-        points = [Point(self.name, dict(zip(self.grid, values)), seed, self.base, self.metric)
-                  for values in combos for seed in self.seeds]
-        return [p for p in points if self.keep is None or self.keep(p)]
+        """Every planned point: grid values (in grid order) x seeds x replicates x modes."""
+        return [p for _, _, p in self._indexed_points()]
+
+    def run_order(self) -> list["Point"]:
+        """The points in the order they are run: seed by seed (in the order given), each over the grid coarse to
+        fine (a sweep stopped early still covers its range evenly), each cell's replicates and modes together."""
+        n_combos = max((c for c, _, _ in self._indexed_points()), default=-1) + 1
+        rank = {combo: r for r, combo in enumerate(coarse_to_fine(n_combos))}
+        ordered = sorted(self._indexed_points(), key=lambda item: (item[1], rank[item[0]]))  # stable within a cell
+        points = [p for _, _, p in ordered]
+        return points if self.run_first is None else sorted(points, key=self.run_first)
+
+    def _indexed_points(self) -> list[tuple[int, int, "Point"]]:
+        """(grid combination index, seed index, point) of every kept point."""
+        out = []
+        for c, values in enumerate(itertools.product(*self.grid.values())):
+            for s, seed in enumerate(self.seeds):
+                for perturbation in self.perturbations:
+                    for mode in self.modes or (None,):
+                        point = Point(self.name, dict(zip(self.grid, values)), seed, self.base, self.metric,
+                                      dict(perturbation), mode)
+                        if self.keep is None or self.keep(point):
+                            out.append((c, s, point))
+        return out
 
     def with_seeds(self, seeds) -> "Sweep":
         return replace(self, seeds=tuple(int(s) for s in seeds))
@@ -106,29 +142,38 @@ class Point:
     seed: int
     base: dict[str, Any]
     metric: str
+    perturbation: dict[str, Any] = field(default_factory=dict)  # a replicate's nudge or noise ({}: none)
+    mode: str | None = None  # "eager" or "compiled" (None: as the driver is told)
 
     @property
     def overrides(self) -> dict[str, Any]:
-        return {**self.base, **self.params, "train.seed": self.seed}
+        return {**self.base, **self.params, **self.perturbation, "train.seed": self.seed}
 
     @property
     def key(self) -> str:
-        """The config hash; for a config that cannot even be built, a hash of its overrides."""
+        """The config hash (with the mode after a dash, when the point has one: two modes share a config);
+        for a config that cannot even be built, a hash of its overrides."""
         try:
-            return RunConfig().replace(**self.overrides).hash()
+            key = RunConfig().replace(**self.overrides).hash()
         except ConfigError:
             text = json.dumps(self.overrides, sort_keys=True)
-            return "invalid-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+            key = "invalid-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+        return key if self.mode is None else f"{key}-{self.mode}"
+
+    @property
+    def compile(self) -> str | None:
+        """The trainer's compile setting this point's mode asks for (None: no mode of its own)."""
+        return None if self.mode is None else MODE_COMPILE[self.mode]
 
     def label(self) -> str:
-        return point_label(self.params, self.seed)
+        return point_label({**self.params, **self.perturbation}, self.seed, self.mode)
 
 
-def point_label(params: dict[str, Any], seed: int) -> str:
+def point_label(params: dict[str, Any], seed: int, mode: str | None = None) -> str:
     """'train_fraction=0.6, seed 42': a point in words (also from a record's params and seed)."""
     values = [f"{k.rsplit('.', 1)[-1]}={v:g}" if isinstance(v, float) else f"{k.rsplit('.', 1)[-1]}={v}"
               for k, v in params.items()]
-    return ", ".join([*values, f"seed {seed}"])
+    return ", ".join([*values, f"seed {seed}", *([mode] if mode else [])])
 
 
 def coarse_to_fine(n: int) -> list[int]:
@@ -168,8 +213,55 @@ def balanced_half(point: "Point") -> bool:
     return (FACTORIAL_SEEDS.index(point.params["train.init_seed"]) + FACTORIAL_SEEDS.index(point.seed)) % 2 == 0
 
 
+# The fresh crossed design (chapter 4, "Composition as odds"), drawn on 2026-12-02 before any of its runs: 16
+# distinct seeds from 1,000-9,999 by numpy's default_rng(ODDS_DRAW).choice (none used by an earlier run: those are
+# 42-73); the first 8 seed the initial weights, the last 8 the data orders. Every cell is trained eager and compiled
+# (fp32), each run stops once 1-var train >= 0.9 has held for ODDS_HOLD evaluations, within DECIDE_STEPS.
+ODDS_DRAW = 20261202
+ODDS_HOLD = 5  # as the phase detector's sustained crossing (5 eval rows)
+
+
+def fresh_seeds(draw: int = ODDS_DRAW, n: int = 16) -> tuple[int, ...]:
+    return tuple(int(s) for s in np.random.default_rng(draw).choice(np.arange(1000, 10000), n, replace=False))
+
+
+ODDS_INITS, ODDS_DATA = fresh_seeds()[:8], fresh_seeds()[8:]
+ODDS_BASE = {"train.steps": DECIDE_STEPS, "train.stop_when_composed": ODDS_HOLD}
+
+
+def odds_diagonal(point: "Point") -> bool:
+    """The 8 cells of the perturbation studies, chosen by rule before any result: the i-th initialization with the
+    i-th data order (each initialization and each data order once)."""
+    return ODDS_INITS.index(point.params["train.init_seed"]) == ODDS_DATA.index(point.seed)
+
+
+def odds_wrapped_diagonal(point: "Point") -> int:
+    """Run order of the design: wrapped diagonals (init i with data i + d, mod 8) one after the other, each holding
+    every initialization and every data order once, so a design stopped early is still balanced."""
+    return (ODDS_DATA.index(point.seed) - ODDS_INITS.index(point.params["train.init_seed"])) % len(ODDS_DATA)
+
+
+def flips_by_replicate(point: "Point") -> int:
+    """Run order of the perturbation study: every setting's first replicate on all cells, then the second, ..."""
+    return point.perturbation.get("train.perturb_seed", 0)
+
+
+def replicates(seeds, **perturbation) -> tuple[dict, ...]:
+    """One perturbation at each of `seeds` (perturb_seed), e.g. replicates((1, 2, 3), jitter=1e-4)."""
+    return tuple({**{f"train.{k}": v for k, v in perturbation.items()}, "train.perturb_seed": s} for s in seeds)
+
+
+# On the diagonal cells, against each cell's own eager run: a one-time nudge at step 0 of three sizes (basin or
+# chaos), the nudge of 1e-4 later in training (steps 1,000 and 3,000), and a noise added to every step's gradient.
+FLIP_PERTURBATIONS = (*replicates((1, 2, 3), jitter=1e-7), *replicates((1, 2, 3), jitter=1e-4),
+                      *replicates((1, 2, 3), jitter=1e-2),
+                      *replicates((1, 2), jitter=1e-4, jitter_step=1000), *replicates((1, 2), jitter=1e-4, jitter_step=3000),
+                      *replicates((1, 2), grad_noise=1e-7), *replicates((1, 2), grad_noise=1e-5))
+
 # The thresholds' verdicts need at least three seeds; seeds 44-46 were added at the grid values around the
 # thresholds (the f grid's 3rd-7th values, 0.159-0.355; the r grid's first six, 0.01-0.268), not over the whole grid.
+# C9's reading asks for every seed up to at least 0.6 (2026-12-02): seeds 44-46 on the r grid's first 13 values.
+R_ADDED_VALUES = 13
 ADDED_SEEDS = (44, 45, 46)
 F_GRID = evenly_spaced(0.0616, 0.99, 20)
 R_GRID = evenly_spaced(0.01, 0.99, 20)
@@ -194,7 +286,7 @@ SWEEPS = {
     "r_sweep": Sweep(
         "r_sweep", {"task.two_var_rate": R_GRID}, metric="2var_union",
         base={"task.train_fraction": 0.7, "train.steps": PAPER_SWEEP_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
-        seeds=(42, 43, *ADDED_SEEDS), keep=partial(added_seeds_where_decided, "task.two_var_rate", R_GRID[:6]),
+        seeds=(42, 43, *ADDED_SEEDS), keep=partial(added_seeds_where_decided, "task.two_var_rate", R_GRID[:R_ADDED_VALUES]),
         description="2-var rate r: 2-var rows kept, as the paper defines it (C9); metric: 2-var union exact",
         paper_value=0.2, x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
     "r_sweep_share_only": Sweep(
@@ -227,6 +319,19 @@ SWEEPS = {
         base={"task.train_fraction": 0.7, "train.steps": NEAR_PAPER_STEPS}, seeds=NEAR_PAPER_SEEDS,
         x_label="2-var rate r", metric_label="1-var train accuracy",
         description="seeds 42-57 at the r value next to the paper's 1 (f = 0.7), 24,000 steps: does r move the rate?"),
+    "composition_odds": Sweep(
+        "composition_odds", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
+        modes=("eager", "compiled"), run_first=odds_wrapped_diagonal, x_label="initialization seed", metric_label="1-var train accuracy",
+        description="the fresh crossed design: 8 initializations x 8 data orders never used before, each cell eager"
+                    " and compiled (fp32), 12,000 steps, stopped once composition holds"),
+    "composition_flips": Sweep(
+        "composition_flips", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
+        keep=odds_diagonal, perturbations=FLIP_PERTURBATIONS, modes=("eager",), run_first=flips_by_replicate,
+        x_label="initialization seed",
+        metric_label="1-var train accuracy",
+        description="the design's 8 diagonal cells, eager, under one-time nudges (1e-7, 1e-4, 1e-2 at step 0; 1e-4"
+                    " at steps 1,000 and 3,000) and per-step gradient noise (1e-7, 1e-5): which perturbation flips"
+                    " an outcome"),
     "composition_bf16": Sweep(
         "composition_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
         seeds=tuple(range(42, 52)), metric_label="1-var train accuracy",

@@ -80,9 +80,25 @@ def _control(record: dict, name: str) -> float:
     return float("nan") if value is None else value
 
 
+REPLICATE_COLUMNS = ("mode", "jitter", "jitter_step", "grad_noise", "perturb_seed")
+
+
+def replicate_columns(record: dict) -> dict:
+    """A replicate's mode and perturbation (defaults where it has none), for records of sweeps that have them;
+    {} for the others, whose tables keep their columns."""
+    if not record.get("perturbation") and record.get("mode") is None:
+        return {}
+    defaults = {"jitter": 0.0, "jitter_step": 0, "grad_noise": 0.0, "perturb_seed": 0}
+    given = {k.rsplit(".", 1)[-1]: v for k, v in (record.get("perturbation") or {}).items()}
+    return {"mode": record.get("mode"), **defaults, **given}
+
+
 def flat_row(record: dict) -> dict:
     row = {"key": record["key"], "status": record["status"], "seed": record["seed"], **record["params_bare"],
-           "steps": record.get("steps"), "metric": record["metric"], "value": record.get("value")}
+           **replicate_columns(record), "steps": record.get("steps"), "step_budget": record.get("step_budget"),
+           "metric": record["metric"], "value": record.get("value")}
+    if row["step_budget"] is None:  # a run that never stopped early (or was recorded before early stops)
+        del row["step_budget"]
     for name in EXACT_NAMES:
         row[f"exact_{name}"] = record.get("exact", {}).get(name)
     for name in POOL_NAMES:
@@ -101,7 +117,8 @@ def results_frame(sweep: Sweep, results_dir: Path | None = None) -> pd.DataFrame
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
-    return frame.sort_values([*sweep.fields, "seed"], kind="stable").reset_index(drop=True)
+    order = [*sweep.fields, "seed", *(c for c in REPLICATE_COLUMNS[1:] + ("mode",) if c in frame)]
+    return frame.sort_values(order, kind="stable").reset_index(drop=True)
 
 
 def write_csv(sweep: Sweep, results_dir: Path | None = None) -> Path:
@@ -126,6 +143,7 @@ def grid_status(sweep: Sweep, results_dir: Path | None = None) -> pd.DataFrame:
     for point in sweep.points():
         record = latest.get(point.key, {})
         rows.append({**{k.rsplit(".", 1)[-1]: v for k, v in point.params.items()}, "seed": point.seed,
+                     **replicate_columns({"perturbation": point.perturbation, "mode": point.mode}),
                      "key": point.key, "status": record.get("status", "pending"), "value": record.get("value"),
                      **{name: _control(record, name) for name in CONTROLS[:2]},
                      "wall_time_s": record.get("wall_time_s"), "reason": record.get("reason")})

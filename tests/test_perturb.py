@@ -1,0 +1,134 @@
+"""Replicates of a cell: the one-time nudge (jitter at jitter_step), the per-step gradient noise, and the early stop
+once composition holds. Unperturbed runs keep their hashes; perturbed ones are reproducible and resume exactly."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+
+from assignadd_core import perturb, trainer
+from assignadd_core.config import ConfigError, RunConfig
+from assignadd_core.runs import Run
+from test_trainer import assert_same_weights, final_weights, interrupt_at, metric_rows
+
+SEED42_HASH = "35c0d33b9461"  # the committed seed42's config hash, from before these fields existed
+
+
+def test_unperturbed_configs_keep_their_hash():
+    paper = RunConfig()
+    assert paper.hash() == SEED42_HASH
+    # settings that do nothing without a size take their defaults: the same config, the same hash
+    same = paper.replace(jitter=0, jitter_step=0, grad_noise=0.0, perturb_seed=7, stop_when_composed=0)
+    assert same == paper and same.hash() == SEED42_HASH
+    assert paper.replace(jitter=0.0, jitter_step=500).hash() == SEED42_HASH
+    assert not paper.train.perturbed
+    moved = {paper.replace(jitter=1e-4).hash(), paper.replace(jitter=1e-4, perturb_seed=1).hash(),
+             paper.replace(jitter=1e-4, jitter_step=1000).hash(), paper.replace(grad_noise=1e-7).hash(),
+             paper.replace(stop_when_composed=5).hash()}
+    assert len(moved) == 5 and SEED42_HASH not in moved
+    assert paper.replace(grad_noise=1e-5).train.perturbed
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"jitter": -1e-3}, "jitter must be a finite number >= 0"),
+    ({"jitter": float("inf")}, "jitter must be a finite number >= 0"),
+    ({"grad_noise": "big"}, "grad_noise must be a finite number >= 0"),
+    ({"jitter": 1e-4, "jitter_step": 1.5}, "jitter_step must be an integer >= 0"),
+    ({"jitter": 1e-4, "jitter_step": 40_000}, "jitter_step must come before the last step"),
+    ({"perturb_seed": -2}, "perturb_seed must be an integer >= 0"),
+    ({"stop_when_composed": True}, "stop_when_composed must be an integer >= 0"),
+])
+def test_bad_perturbation_settings_are_refused_in_one_line(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        RunConfig().replace(**overrides)
+
+
+def test_the_nudge_has_the_stated_relative_size_and_its_own_seed(tiny_config):
+    base = trainer.new_model(tiny_config).state_dict()
+    nudged = {}
+    for seed in (1, 2):
+        config = tiny_config.replace(jitter=1e-3, perturb_seed=seed)
+        model = trainer.new_model(config)
+        perturb.nudge(model, config)
+        nudged[seed] = model.state_dict()
+    for name, weight in base.items():
+        for seed in (1, 2):
+            relative = (nudged[seed][name] - weight).std() / weight.std()
+            assert 0.6e-3 < float(relative) < 1.4e-3, (name, float(relative))
+        assert not torch.equal(nudged[1][name], nudged[2][name])  # two jitter seeds, two replicates
+    again = trainer.new_model(tiny_config.replace(jitter=1e-3, perturb_seed=1))
+    perturb.nudge(again, tiny_config.replace(jitter=1e-3, perturb_seed=1))
+    assert_same_weights(again.state_dict(), nudged[1])  # a pure function of the config
+
+
+def test_an_unperturbed_run_trains_as_before(tiny_config, tiny_run, tmp_path):
+    """jitter = 0 with another perturb seed is the very same run: bit-identical metrics and weights."""
+    run = trainer.train(tiny_config.replace(perturb_seed=9, jitter=0.0), tmp_path / "same", progress=False)
+    pd.testing.assert_frame_equal(metric_rows(run), metric_rows(tiny_run))
+    assert_same_weights(final_weights(run), final_weights(tiny_run))
+
+
+@pytest.mark.parametrize("overrides", [{"jitter": 1e-3}, {"jitter": 1e-2, "jitter_step": 15},
+                                       {"grad_noise": 1e-3, "perturb_seed": 3}])
+def test_a_perturbed_run_moves_and_resumes_to_an_uninterrupted_one(tiny_config, tiny_run, tmp_path, monkeypatch,
+                                                                   overrides):
+    config = tiny_config.replace(**overrides)
+    straight = trainer.train(config, tmp_path / "straight", progress=False)
+    plain = final_weights(tiny_run)
+    assert any(not torch.equal(weight, plain[name]) for name, weight in final_weights(straight).items())
+    path = tmp_path / "killed"
+    interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)  # between the nudge at 15 and step 21
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train(config, path, progress=False)
+    monkeypatch.undo()
+    assert Run(path).metrics()["step"].tolist() == [1, 11]
+    resumed = trainer.train(config, path, progress=False)
+    pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(straight))
+    assert_same_weights(final_weights(resumed), final_weights(straight))
+
+
+def test_the_nudge_at_a_later_step_leaves_the_steps_before_it_alone(tiny_config, tiny_run, tmp_path):
+    run = trainer.train(tiny_config.replace(jitter=1e-2, jitter_step=15), tmp_path / "late", progress=False)
+    mine, plain = metric_rows(run).set_index("step"), metric_rows(tiny_run).set_index("step")
+    pd.testing.assert_frame_equal(mine.loc[[1, 11]], plain.loc[[1, 11]])  # before step 15: the same run
+    assert not mine.loc[[21, 30]].equals(plain.loc[[21, 30]])
+
+
+def test_stop_when_composed_stops_once_composition_held_and_says_so(tiny_config, tmp_path, monkeypatch):
+    """With 1-var train forced to 0.95 from step 11 on, a run asked to stop after 2 composed evals ends at step 21;
+    resuming the stopped run trains nothing more."""
+    real = trainer.eval_row
+
+    def fake_row(model, config, dev, bf16, step, loss):
+        row = real(model, config, dev, bf16, step, loss)
+        return {**row, "1var_train": 0.95 if step >= 11 else 0.2}
+
+    monkeypatch.setattr(trainer, "eval_row", fake_row)
+    config = tiny_config.replace(stop_when_composed=2)
+    run = trainer.train(config, tmp_path / "stops", progress=False)
+    assert run.metrics()["step"].tolist() == [1, 11, 21]
+    final = run.final()
+    assert (final["steps"], final["step_budget"], final["stopped_early"]) == (21, 30, "composed")
+    steps = interrupt_at(monkeypatch, "train_step", lambda call, args: False)
+    trainer.train(config, tmp_path / "stops", progress=False)
+    assert steps == []
+    stuck = trainer.train(tiny_config.replace(stop_when_composed=5), tmp_path / "stuck", progress=False)
+    assert stuck.final()["steps"] == 30 and stuck.final()["stopped_early"] is None  # never held 5 evals
+
+
+def test_a_stack_refuses_perturbed_runs(tiny_config):
+    from assignadd_core import stacked
+    with pytest.raises(ConfigError, match="train it alone"):
+        stacked.check_stackable([tiny_config, tiny_config.replace(jitter=1e-3)])
+
+
+def test_a_run_waits_for_its_nudge_before_it_stops(tiny_config, tmp_path, monkeypatch):
+    """Composed from step 1 on, a run nudged after step 15 and asked to stop after 2 composed evals stops at 21,
+    the second composed eval after the nudge's step, not at 11: a late nudge is always applied."""
+    real = trainer.eval_row
+    monkeypatch.setattr(trainer, "eval_row", lambda *args: {**real(*args), "1var_train": 0.95})
+    run = trainer.train(tiny_config.replace(stop_when_composed=2, jitter=1e-3, jitter_step=15), tmp_path / "n",
+                        progress=False)
+    assert run.final()["steps"] == 21
+    plain = trainer.train(tiny_config.replace(stop_when_composed=2), tmp_path / "p", progress=False)
+    assert plain.final()["steps"] == 11
