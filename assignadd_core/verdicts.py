@@ -453,8 +453,42 @@ def c8_threshold(crossings: list[SeedCrossing]) -> Verdict:
     return threshold_verdict(crossings, F_THRESHOLD.value, "f")
 
 
-def c9_threshold(crossings: list[SeedCrossing]) -> Verdict:
+def c9_threshold_before_2026_12_02(crossings: list[SeedCrossing]) -> Verdict:
+    """C9's earlier rule (C8's median bracket; RULE_CHANGES["C9"]), kept to print its verdict beside the new one."""
     return threshold_verdict(crossings, R_THRESHOLD.value, "r")
+
+
+def censored_median(crossings: list[SeedCrossing], grid_top: float) -> dict:
+    """The median over every seed of the crossings, a seed without one counted as censored above `grid_top` (the
+    largest value it was run at): {"n", "censored", "crossing" (None: the median is above the grid), "text"}."""
+    import numpy as np
+    values = np.sort([np.inf if c.value is None else c.value for c in crossings])
+    censored = int(np.isinf(values).sum())
+    if not len(values):
+        return {"n": 0, "censored": 0, "crossing": None, "text": "no seeds"}
+    middle = values[(len(values) - 1) // 2: len(values) // 2 + 1]
+    crossing = None if np.isinf(middle).any() else float(middle.mean())
+    where = f"{crossing:.3f}" if crossing is not None else f"above the grid (> {grid_top:.3f})"
+    return {"n": len(values), "censored": censored, "crossing": crossing,
+            "text": f"median crossing over {len(values)} seeds {where} ({censored} censored above the grid)"}
+
+
+def c9_threshold(fit: Mapping, crossings: list[SeedCrossing], grid_top: float) -> Verdict:
+    """C9 (RULES["C9"]): `fit` is `analysis.thresholds.logistic_threshold` of the composed runs (its "threshold",
+    95 % "interval" over resampled seeds, and "seeds"); the censored per-seed median is reported beside it."""
+    paper = R_THRESHOLD.value
+    median = censored_median(crossings, grid_top)
+    if fit.get("seeds", 0) < 3 or fit.get("threshold") is None or fit.get("interval") is None:
+        return Verdict(INCONCLUSIVE, f"the logistic fit has {fit.get('seeds', 0)} seeds with composed runs or no"
+                                     f" rise of success with r; {median['text']}")
+    low, high = fit["interval"]
+    text = (f"logistic fit: r* = {fit['threshold']:.3f} (success 50 %), 95 % interval {low:.3f}–{high:.3f} over"
+            f" {fit['seeds']} seeds resampled (width {high - low:.3f}, inconclusive above {C9_INCONCLUSIVE_WIDTH:g});"
+            f" paper {paper:g}; {median['text']}")
+    if high - low > C9_INCONCLUSIVE_WIDTH:
+        return Verdict(INCONCLUSIVE, text)
+    distance = max(0.0, low - paper, paper - high)
+    return Verdict(REPRODUCED if distance == 0 else PARTLY if distance <= THRESHOLD_CLOSE else NOT_REPRODUCED, text)
 
 
 # ---------------------------------------------------------------------------- theory chapter

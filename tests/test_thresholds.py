@@ -455,3 +455,43 @@ def test_composition_by_value_and_seed_crossings_read_composed_runs_only():
     crossings = {c.seed: c for c in seed_crossings(done, "r")}
     assert (crossings[1].value, crossings[1].below, crossings[1].runs) == (0.2, 0.1, 3)
     assert (crossings[2].value, crossings[2].below, crossings[2].runs) == (0.2, None, 2)  # its r = 0.1 run never composed
+
+
+# ---------------------------------------------------------------------------- C9's rule (2026-12-02)
+def _sweep_runs(thresholds, noise=0.0, seed=0):
+    """Composed runs of one seed per threshold, on the r grid: success (value 1) above the seed's threshold."""
+    import numpy as np
+    import pandas as pd
+    from assignadd_core.sweep.grid import R_GRID
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s, t in enumerate(thresholds):
+        for r in R_GRID[:13]:
+            ok = (r >= t) if noise == 0 else rng.random() < 0.5
+            rows.append({"seed": 100 + s, "two_var_rate": r, "1var_train": 1.0, "value": 1.0 if ok else 0.5})
+    return pd.DataFrame(rows)
+
+
+def test_c9_fit_reproduces_discriminates_and_says_inconclusive():
+    from assignadd_core import verdicts
+    from assignadd_core.analysis.thresholds import logistic_threshold
+    near = logistic_threshold(_sweep_runs([0.17, 0.19, 0.21, 0.22, 0.2]), "two_var_rate", resamples=300)
+    assert 0.15 < near["threshold"] < 0.25 and near["seeds"] == 5
+    assert verdicts.c9_threshold(near, [], 0.629).verdict == verdicts.REPRODUCED
+    far = logistic_threshold(_sweep_runs([0.5, 0.52, 0.55, 0.48, 0.5]), "two_var_rate", resamples=300)
+    assert verdicts.c9_threshold(far, [], 0.629).verdict == verdicts.NOT_REPRODUCED  # the rule can fail
+    spread = logistic_threshold(_sweep_runs([0.05, 0.6, 0.1, 0.55, 0.3]), "two_var_rate", resamples=300)
+    assert verdicts.c9_threshold(spread, [], 0.629).verdict == verdicts.INCONCLUSIVE  # seeds disagree: too wide
+    null = logistic_threshold(_sweep_runs([0] * 5, noise=1.0), "two_var_rate", resamples=300)
+    assert verdicts.c9_threshold(null, [], 0.629).verdict == verdicts.INCONCLUSIVE
+    few = logistic_threshold(_sweep_runs([0.2, 0.2]), "two_var_rate", resamples=100)
+    assert verdicts.c9_threshold(few, [], 0.629).verdict == verdicts.INCONCLUSIVE  # fewer than 3 seeds
+
+
+def test_censored_crossings_count_above_the_grid():
+    from assignadd_core.verdicts import SeedCrossing, censored_median
+    cross = [SeedCrossing(1, 0.1, None, 5), SeedCrossing(2, None, None, 5), SeedCrossing(3, 0.3, 0.25, 5)]
+    assert censored_median(cross, 0.629)["crossing"] == 0.3  # the censored seed sorts above, not dropped
+    cross[0] = SeedCrossing(1, None, None, 5)
+    out = censored_median(cross, 0.629)
+    assert out["crossing"] is None and out["censored"] == 2 and "above the grid" in out["text"]

@@ -287,3 +287,66 @@ def seed_crossings(done, field: str, metric: str = "value", level: float | None 
     level = THRESHOLD_LEVEL if level is None else level
     kept = done[done["1var_train"].map(composed)]
     return [seed_crossing(int(seed), runs[field], runs[metric], level) for seed, runs in kept.groupby("seed")]
+
+
+# ---------------------------------------------------------------------------- C9: a fit the grid's extent cannot move
+def firth_logistic(x, y, iterations: int = 100) -> np.ndarray:
+    """(intercept, slope) of a logistic regression of 0/1 `y` on `x` by Firth's penalized likelihood, finite even
+    when the data separate perfectly (a clean threshold does)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    design = np.column_stack([np.ones_like(x), x])
+    beta = np.zeros(2)
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-np.clip(design @ beta, -30, 30)))
+        w = p * (1 - p)
+        information = design.T @ (design * w[:, None])
+        inverse = np.linalg.pinv(information)
+        hat = np.einsum("ij,jk,ik->i", design * np.sqrt(w)[:, None], inverse, design * np.sqrt(w)[:, None])
+        step = inverse @ (design.T @ (y - p + hat * (0.5 - p)))
+        beta = beta + np.clip(step, -5, 5)
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta
+
+
+def _midpoint(x, y) -> float:
+    """Where the fitted success crosses 50 %: -inf when every run succeeds (below the grid), +inf when none does
+    or success does not rise with x (above it, or nowhere)."""
+    y = np.asarray(y, dtype=bool)
+    if y.all() or not y.any():
+        return -math.inf if y.all() else math.inf
+    intercept, slope = firth_logistic(x, y)
+    return float(-intercept / slope) if slope > 0 else math.inf
+
+
+def logistic_threshold(done, field: str, metric: str = "value", level: float | None = None,
+                       resamples: int | None = None, seed: int = 0) -> dict:
+    """C9's estimator: the value of `field` at which a logistic fit of success (`metric` >= `level`) over the
+    composed runs of every seed reaches 50 %, and its 95 % interval from resampling the seeds with replacement
+    (each resample refitted; one whose runs all succeed or all fail has its midpoint off the grid, at -inf or
+    +inf). Returns {"threshold" (None without a rise), "interval", "seeds", "runs", "unbounded"}."""
+    from ..verdicts import C9_RESAMPLES, THRESHOLD_LEVEL
+    level = THRESHOLD_LEVEL if level is None else level
+    resamples = C9_RESAMPLES if resamples is None else resamples
+    kept = done[done["1var_train"].map(composed)]
+    seeds = sorted(int(s) for s in kept["seed"].unique())
+    by_seed = {s: (kept[kept["seed"] == s][field].to_numpy(float), (kept[kept["seed"] == s][metric] >= level)
+                   .to_numpy()) for s in seeds}
+    out = {"threshold": None, "interval": None, "seeds": len(seeds), "runs": len(kept), "unbounded": 0}
+    if not seeds:
+        return out
+    threshold = _midpoint(kept[field].to_numpy(float), (kept[metric] >= level).to_numpy())
+    if not math.isfinite(threshold):
+        return out
+    out["threshold"] = threshold
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(resamples):
+        chosen = rng.choice(seeds, size=len(seeds), replace=True)
+        draws.append(_midpoint(np.concatenate([by_seed[s][0] for s in chosen]),
+                               np.concatenate([by_seed[s][1] for s in chosen])))
+    draws = np.asarray(draws)
+    out["unbounded"] = int((~np.isfinite(draws)).sum())  # resamples whose midpoint lies off the grid
+    low, high = np.quantile(draws, [0.025, 0.975])
+    out["interval"] = (float(low), float(high))
+    return out
