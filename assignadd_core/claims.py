@@ -2,7 +2,8 @@
 
 A chapter that tests a claim calls `record_claim(...)` with our number and a verdict computed
 from it; the claims chapter reads every record and writes the table, also as `runs/claims.csv`
-(columns claim, paper, ours, verdict, authors_weights: a stable interface, the last added in 2026-12). A claim
+(columns claim, paper, ours, verdict, authors_weights, first_rule: a stable interface; the last two added in
+2026-12, first_rule being the verdict under the claim's first rule where it changed, `rule_lock`). A claim
 nobody recorded is "not yet run". The appendix on the authors' released weights records, with
 `record_authors`, the verdict of the same rule on their model (claims about a final model only).
 
@@ -114,6 +115,10 @@ def _write_record(record: dict, name: Path, what: str, root: Path | None) -> Pat
 
 
 def claims_table(root: Path | None = None) -> pd.DataFrame:
+    """One row per claim; `first_rule` is the verdict under the claim's first rule where its rule has changed
+    (`rule_lock.first_verdict`; "—" for a rule that never changed), `first_basis` what that verdict was read on."""
+    from .rule_lock import first_verdict, read_lock
+    lock = read_lock()
     rows = []
     for key, claim in CLAIMS.items():
         path = records_dir(root) / f"{key}.json"
@@ -122,7 +127,9 @@ def claims_table(root: Path | None = None) -> pd.DataFrame:
         theirs = json.loads(authors.read_text()) if authors.is_file() else {"verdict": "—", "text": ""}
         rows.append({"claim": key, "statement": claim.statement, "paper": claim.paper, "ours": record["ours"],
                      "verdict": record["verdict"], "authors_weights": theirs["verdict"],
-                     "authors_text": theirs["text"], "rule": RULES.get(key, "—"), "chapter": claim.chapter})
+                     "authors_text": theirs["text"], "rule": RULES.get(key, "—"), "chapter": claim.chapter,
+                     "first_rule": (first_verdict(key, lock) or ("—", ""))[0],
+                     "first_basis": (first_verdict(key, lock) or ("—", ""))[1]})
     return pd.DataFrame(rows)
 
 
@@ -159,12 +166,16 @@ def claims_html(table: pd.DataFrame, chapters_dir: Path) -> str:
     rows = []
     for r in table.itertuples():
         theirs = f"<p><b>Same rule on the authors' weights:</b> {esc(r.authors_text)}</p>" if r.authors_text else ""
+        first_rule, basis = getattr(r, "first_rule", "—"), getattr(r, "first_basis", "")
+        first = f"<p><b>Under the first rule:</b> {esc(first_rule)} ({esc(basis)})</p>" if basis else ""
         rows.append(
             f"<tr><td><b>{r.claim}</b></td><td>{esc(r.statement)}<details><summary>our numbers and the rule</summary>"
-            f"<p><b>Ours:</b> {esc(r.ours)}</p>{theirs}<p><b>Rule:</b> {esc(r.rule)}</p></details></td>"
-            f"<td>{esc(r.paper)}</td><td>{verdict(r.verdict)}</td><td>{verdict(r.authors_weights)}</td>"
+            f"<p><b>Ours:</b> {esc(r.ours)}</p>{theirs}{first}<p><b>Rule:</b> {esc(r.rule)}</p></details></td>"
+            f"<td>{esc(r.paper)}</td><td>{verdict(r.verdict)}</td><td>{verdict(first_rule)}</td>"
+            f"<td>{verdict(r.authors_weights)}</td>"
             f"<td>{link(r.chapter)}</td></tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "verdict", "authors' weights", "chapter"))
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "verdict", "under the first rule",
+                                             "authors' weights", "chapter"))
     return f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
@@ -175,6 +186,6 @@ def write_claims_csv(root: Path | None = None) -> Path | None:
         print("claims.csv: not written (this execution is not the book build)", file=sys.stderr)
         return None
     path = folder.parent / "claims.csv"
-    columns = ["claim", "paper", "ours", "verdict", "authors_weights"]
+    columns = ["claim", "paper", "ours", "verdict", "authors_weights", "first_rule"]
     atomic_write_text(path, claims_table(root)[columns].to_csv(index=False))
     return path

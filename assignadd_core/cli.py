@@ -246,9 +246,39 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--no-progress", action="store_true")
     rs.set_defaults(func=cmd_rescue)
 
+    ru = sub.add_parser("rules", help="the rule lock: each verdict rule's fingerprint against its registered one;"
+                                      " `rules record` registers a change with what, why and the verdicts")
+    ru.add_argument("action", nargs="?", choices=("status", "record"), default="status")
+    ru.add_argument("claim", nargs="?", help="the claim whose rule changed (record)")
+    for name in ("what", "why", "before", "after"):
+        ru.add_argument(f"--{name}", default="", help=f"{name} (record): " + {
+            "what": "what changed in the rule", "why": "why it changed", "before": "the verdict under the old rule",
+            "after": "the verdict under the new one"}[name])
+    ru.set_defaults(func=cmd_rules)
+
     from .sweep import register_cli  # the sweep command lives next to its code
     register_cli(sub)
     return parser
+
+
+def cmd_rules(args) -> int:
+    from . import rule_lock
+    if args.action == "record":
+        if not args.claim:
+            raise ConfigError("rules record needs the claim, e.g. `rules record C9 --what ... --why ... --before ..."
+                              " --after ...`")
+        try:
+            entry = rule_lock.record(args.claim, args.what, args.why, args.before, args.after)
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
+        print(f"{args.claim}: registered {entry['fingerprint']} on {entry['date']}")
+        return 0
+    lock, changed = rule_lock.read_lock(), rule_lock.unrecorded()
+    for claim in rule_lock.PARTS:
+        last = lock.get(claim, {}).get("history", [{}])[-1]
+        state = "CHANGED, not recorded" if claim in changed else f"as registered on {last.get('date')}"
+        print(f"{claim:4} {rule_lock.fingerprint(claim)}  {state}")
+    return 1 if changed else 0
 
 
 def main(argv: list[str] | None = None) -> int:

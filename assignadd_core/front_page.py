@@ -22,23 +22,26 @@ def _cell(text: str) -> str:
 
 def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> str:
     """A markdown table: claim, statement, paper, verdict, the same rule on the authors' weights, chapter."""
-    rows = ["| | what the paper says | paper | ours | authors' weights | chapter |", "|---|---|---|---|---|---|"]
+    rows = ["| | what the paper says | paper | ours | first rule | authors' weights | chapter |",
+            "|---|---|---|---|---|---|---|"]
     for r in claims_table(records).itertuples():
         slug = r.chapter.split("/")[-1]
         ours = f'<span style="color:{VERDICT_COLORS[r.verdict]};font-weight:bold;white-space:nowrap">{r.verdict}</span>'
         theirs = (f'<span style="color:{VERDICT_COLORS[r.authors_weights]};white-space:nowrap">{r.authors_weights}</span>'
                   if r.authors_weights in VERDICT_COLORS else "—")
-        rows.append(f"| **{r.claim}** | {_cell(r.statement)} | {_cell(r.paper)} | {ours} | {theirs} |"
+        first = (f'<span style="color:{VERDICT_COLORS[r.first_rule]};white-space:nowrap">{r.first_rule}</span>'
+                 if r.first_rule in VERDICT_COLORS else _cell(r.first_rule))
+        rows.append(f"| **{r.claim}** | {_cell(r.statement)} | {_cell(r.paper)} | {ours} | {first} | {theirs} |"
                     f" [{slug.split('_', 1)[0]}]({link_prefix}{slug}.ipynb) |")
     return "\n".join(rows)
 
 
 def readme_table(records: Path | None = None) -> str:
     """The README's short version: claim, paper, verdict, authors' weights (plain text)."""
-    rows = ["| claim | paper | ours | authors' weights |", "|---|---|---|---|"]
+    rows = ["| claim | paper | ours | under the first rule | authors' weights |", "|---|---|---|---|---|"]
     for r in claims_table(records).itertuples():
         rows.append(f"| {r.claim} {_cell(r.statement.split(':')[0])} | {_cell(r.paper)} | **{r.verdict}** |"
-                    f" {r.authors_weights} |")
+                    f" {_cell(r.first_rule)} | {r.authors_weights} |")
     return "\n".join(rows)
 
 

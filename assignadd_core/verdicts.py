@@ -216,7 +216,12 @@ RULE_CHANGES = {
                        " of the active neurons were explained above 90 % by one frequency. The authors' released"
                        " weights fail that rule (10.9 % of their active neurons above 0.9): it asked for more than"
                        " the paper claims ('single neurons explained to > 90 %'), so it was rewritten from the"
-                       " claim's words."),),
+                       " claim's words."),
+           ("2026-12-02", "Recorded late: the same rewrite also raised the bound on key frequencies from 7 to 9 (a"
+                          " third of the 29); the entry above named only the neuron condition. The authors' weights"
+                          " (7 frequencies) did not need it; it turns seed 42 (8 frequencies) from not reproduced"
+                          " to reproduced. Verdict with the bound at 7 and the rest of today's rule: partly (4 of 5"
+                          " seeds, seed 42 not); with the bound at 9: reproduced (5 of 5)."),),
     "C8": (("2026-12", "The crossing was read on the mean over seeds of every run, composed or not: one run that"
                        " had not finished composing (seed 43 at f = 0.404) set it. Now only composed runs are read,"
                        " per seed, and the threshold is the median over seeds."),),
@@ -242,7 +247,14 @@ RULE_CHANGES = {
                           " diagonal."),),
     "C10": (("2026-12", "The window was read on the committed checkpoints of seed 42 alone (every 100 steps; it held"
                         " none), with the interval over its checkpoints; now on dense checkpoints of every composed"
-                        " seed, with the interval over seeds and the failing seeds as a control."),),
+                        " seed, with the interval over seeds and the failing seeds as a control."),
+            ("2026-12-02", "Recorded late: the rule changed too, not only its checkpoints. The first rule read the"
+                           " gradient contrast inside the premise window only, for the negative gradient and the"
+                           " AdamW update, and said 'not yet run' with fewer than 3 window checkpoints; the rule"
+                           " above averages every copying checkpoint before composition, reads the negative"
+                           " gradient only, and turns a missing window into 'partly'. Under the first rule the one"
+                           " premise window (seed 44, 3 checkpoints) gives a whitened contrast of -0.166: not"
+                           " reproduced. Under the rule above: partly."),),
 }
 
 

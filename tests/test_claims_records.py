@@ -30,7 +30,7 @@ def test_every_claim_has_a_rule_or_is_the_finding():
 def test_unknown_claim_and_verdict_are_refused_with_the_choices(no_driver):
     with pytest.raises(ConfigError, match=r"^unknown claim 'C99'; claims are C1, C2, C3, .*, C10, R1, R2$"):
         claims.record_claim("C99", ours="x", verdict="partly", root=no_driver)
-    with pytest.raises(ConfigError, match=r"^verdict must be one of \('reproduced', .*'finding'\), got 'mostly'$"):
+    with pytest.raises(ConfigError, match=r"^verdict must be one of \('reproduced', .*'inconclusive'\), got 'mostly'$"):
         claims.record_claim("C1", ours="x", verdict="mostly", root=no_driver)
     assert not (no_driver / "claims").exists()
 
@@ -75,7 +75,9 @@ def test_claims_table_fills_in_what_was_not_recorded(no_driver):
     claims.record_claim("R1", ours="3 of 8 seeds", verdict="finding", root=no_driver)
     table = claims.claims_table(no_driver)
     assert list(table.columns) == ["claim", "statement", "paper", "ours", "verdict", "authors_weights", "authors_text",
-                                   "rule", "chapter"]
+                                   "rule", "chapter", "first_rule", "first_basis"]
+    assert table.set_index("claim").loc["C9", "first_rule"] == "not reproduced"  # a changed rule's first verdict
+    assert table.set_index("claim").loc["C5", "first_rule"] == "—"  # a rule that never changed
     assert list(table["claim"]) == list(CLAIMS)
     rows = table.set_index("claim")
     assert (rows.loc["C7", "ours"], rows.loc["C7", "verdict"]) == ("5 key frequencies", "reproduced")
@@ -104,7 +106,7 @@ def test_claims_csv_has_the_stable_columns(no_driver):
     path = claims.write_claims_csv(no_driver)
     assert path == no_driver / "claims.csv"
     csv = pd.read_csv(path, keep_default_na=False)
-    assert list(csv.columns) == ["claim", "paper", "ours", "verdict", "authors_weights"]
+    assert list(csv.columns) == ["claim", "paper", "ours", "verdict", "authors_weights", "first_rule"]
     assert list(csv["claim"]) == list(CLAIMS)
     assert csv.set_index("claim").loc["C3", "ours"] == "0.97"
     assert csv.set_index("claim").loc["C4", "verdict"] == "not yet run"
@@ -137,7 +139,7 @@ def test_claims_html_colours_verdicts_escapes_text_and_links_built_chapters(tmp_
          "authors_weights": "—", "authors_text": "", "rule": "r", "chapter": "chapters/10_data_thresholds"}])
     html = claims.claims_html(table, tmp_path)
     assert html.startswith('<table class="claims-table"><thead><tr><th>claim</th><th>statement</th><th>paper</th>'
-                           "<th>verdict</th><th>authors' weights</th><th>chapter</th></tr></thead><tbody>")
+                           "<th>verdict</th><th>under the first rule</th><th>authors' weights</th><th>chapter</th></tr></thead><tbody>")
     assert html.endswith("</tbody></table>") and html.count("<tr>") == 3
     assert ("<td><b>C1</b></td><td>a &lt; b &amp; c<details><summary>our numbers and the rule</summary>"
             "<p><b>Ours:</b> o</p><p><b>Same rule on the authors' weights:</b> theirs &gt; 0</p>"

@@ -19,7 +19,8 @@ def test_scoreboard_has_one_line_per_claim_with_the_recorded_verdicts(tmp_path):
     c7 = next(line for line in lines if line.startswith("| **C7**"))
     assert ">partly</span>" in c7 and ">reproduced</span>" in c7 and "(chapters/08_fourier.ipynb)" in c7
     c1 = next(line for line in lines if line.startswith("| **C1**"))
-    assert ">not yet run</span>" in c1 and c1.split("|")[5].strip() == "—"
+    assert ">not yet run</span>" in c1 and c1.split("|")[6].strip() == "—"  # no authors' verdict
+    assert ">reproduced</span>" in c1.split("|")[5]  # C1's first rule (it changed)
     assert front_page.readme_table(tmp_path).count("\n") == 1 + len(CLAIMS)
 
 
