@@ -7,7 +7,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from .config import COMPILE_CHOICES, SECTIONS, ConfigError, RunConfig
+from .config import SECTIONS, ConfigError, RunConfig
 from .threads import set_threads
 
 
@@ -47,9 +47,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         if not args.name:
             raise ConfigError("--continue-from needs --name for the continued run")
         continue_run(Run(run_path(args.continue_from, args.root)), config, args.name, args.root)
+    from .trainer import compile_stages
+    compile_stages(args.compile)  # a bad stage list stops here, in one line
     run = train_or_load(config, name=args.name, root=args.root, device=args.device,
                         progress=not args.no_progress, keep_checkpoints=args.keep_checkpoints,
-                        compile=args.compile)
+                        compile=args.compile, precision=args.precision)
     final = run.final()
     print(f"run {run.path}: 0-var held-out exact {final['exact']['0var_heldout']:.4f},"
           f" 2-var union exact {final['exact']['2var_union']:.4f}, {final['wall_time_s']:.0f} s on {final['device']}")
@@ -63,6 +65,8 @@ def train_seeds(args: argparse.Namespace, config: RunConfig) -> int:
     from .stacked import train_stacked
     if args.continue_from:
         raise ConfigError("--continue-from continues one run; it cannot be combined with --seeds")
+    if args.precision != "fp32":
+        raise ConfigError("--precision fp64 trains one run; it cannot be combined with --seeds (stacks are fp32)")
     if args.name and "{seed}" not in args.name:
         raise ConfigError(f"with --seeds, --name needs {{seed}} (e.g. --name seed{{seed}}), one folder per seed;"
                           f" got {args.name!r}")
@@ -184,9 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     train.add_argument("--keep-checkpoints", choices=("all", "none"), default="all",
                        help="weights at every eval step ('all', default) or only the final model")
-    train.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
+    train.add_argument("--compile", default="auto", metavar="{auto,on,off,STAGES}",
                        help="torch.compile the training step: 'auto' (default) on a CPU at one thread, where it is"
-                            " faster; the run's config and hash are the same either way")
+                            " faster; or only some stages of the fused step, e.g. 'attention' or 'mlp,unembed'"
+                            " (attention, mlp, unembed: the mode study's bisection); the run's config and hash are the"
+                            " same either way")
+    train.add_argument("--precision", choices=("fp32", "fp64"), default="fp32",
+                       help="fp64: train in double precision, the exact-arithmetic reference (evaluated and saved"
+                            " in fp32; same config and hash)")
     train.add_argument("--seeds", type=int, nargs="+", metavar="S",
                        help="train one run per seed (each with train.seed S; --name must then contain {seed}),"
                             " in stacks of --stack runs in this process")
@@ -246,6 +255,15 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--no-progress", action="store_true")
     rs.set_defaults(func=cmd_rescue)
 
+    mo = sub.add_parser("modes", help="one seed trained in several numerical modes (eager, compiled, fp64, single"
+                                      " stages compiled): where they part, and why (chapter 4)")
+    mo.add_argument("action", choices=("run", "measure", "status"))
+    mo.add_argument("--seed", type=int, default=None, help="the seed (default 58)")
+    mo.add_argument("--only", nargs="+", metavar="MODE", help="only these modes (run)")
+    mo.add_argument("--root", type=Path, default=None, help="folder holding runs (default: runs/)")
+    mo.add_argument("--no-progress", action="store_true")
+    mo.set_defaults(func=cmd_modes)
+
     ru = sub.add_parser("rules", help="the rule lock: each verdict rule's fingerprint against its registered one;"
                                       " `rules record` registers a change with what, why and the verdicts")
     ru.add_argument("action", nargs="?", choices=("status", "record"), default="status")
@@ -259,6 +277,19 @@ def build_parser() -> argparse.ArgumentParser:
     from .sweep import register_cli  # the sweep command lives next to its code
     register_cli(sub)
     return parser
+
+
+def cmd_modes(args) -> int:
+    from . import mode_study
+    seed = mode_study.STUDY_SEED if args.seed is None else args.seed
+    if args.action == "run":
+        mode_study.run_modes(seed, args.only, args.root, progress=not args.no_progress)
+    elif args.action == "measure":
+        for name, path in mode_study.measure(seed, args.root).items():
+            print(f"{name}: {path}")
+    table = mode_study.outcomes(seed, args.root)
+    print(table.to_string(index=False) if len(table) else f"no finished mode of seed {seed} yet")
+    return 0
 
 
 def cmd_rules(args) -> int:

@@ -182,7 +182,14 @@ class AssignAddTransformer(HookedRootModule):
                            resid_mid0=x0 + torch.bmm(pattern1, x0 @ (a1.W_V[0] @ a1.W_O[0])))
 
     def _fused(self, tokens: torch.Tensor):
-        """The forward pass folded down to what the logits at `=` depend on; exact, autograd-friendly.
+        """(logits at `=`, pattern1, pattern2): the stages `_fused_attention`, `_fused_mlp`, `_fused_unembed` in
+        turn (stages, so that one of them can be compiled alone: `trainer.StagedLoss`)."""
+        resid, pattern1, pattern2 = self._fused_attention(tokens)
+        return self._fused_unembed(self._fused_mlp(resid)), pattern1, pattern2
+
+    def _fused_attention(self, tokens: torch.Tensor):
+        """The forward pass folded down to what the logits at `=` depend on; exact, autograd-friendly. This
+        first stage gives the residual at `=` after both attention layers, and both layers' patterns.
 
         * Single-head attention only needs W_QK = W_Q W_Kᵀ and W_OV = W_V W_O.
         * The layer-1 input is x0 = W_E[t] + W_pos, so its layer-1 scores x0_i W_QK x0_jᵀ are sums of
@@ -224,9 +231,16 @@ class AssignAddTransformer(HookedRootModule):
         ctx = (on_vocab(pattern2) @ W_E + pattern2 @ W_pos
                + on_vocab(through_v1) @ EV + through_v1 @ PV)  # Σ_j p2_j x1_j
         resid = last + ctx @ (a2.W_V[0] @ a2.W_O[0])
+        return resid, pattern1, pattern2
+
+    def _fused_mlp(self, resid: torch.Tensor) -> torch.Tensor:
+        """The second stage of `_fused`: the layer-2 MLP at `=`, added to the residual."""
         mlp = self.blocks[MLP_LAYER].mlp
-        resid = resid + F.relu(resid @ mlp.W_in) @ mlp.W_out
-        return resid @ self.unembed.W_U, pattern1, pattern2
+        return resid + F.relu(resid @ mlp.W_in) @ mlp.W_out
+
+    def _fused_unembed(self, resid: torch.Tensor) -> torch.Tensor:
+        """The last stage of `_fused`: the logits at `=`."""
+        return resid @ self.unembed.W_U
 
     # ------------------------------------------------------------------ TransformerLens-style accessors
     @property

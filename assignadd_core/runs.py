@@ -14,7 +14,7 @@ from .run_folder import DEFAULT_ROOT, PACKAGE_ROOT, Run, current_root, load_any,
 
 def train_or_load(config: RunConfig, name: str | None = None, root: Path | None = None,
                   device: str = "cpu", progress: bool = True, train_if_missing: bool = True,
-                  keep_checkpoints: str = "all", compile: str = "auto") -> Run:
+                  keep_checkpoints: str = "all", compile: str = "auto", precision: str = "fp32") -> Run:
     """Load the run `name` (default: the config's hash) when it is finished, else train or resume it.
 
     An existing run whose config differs is refused rather than silently reused or overwritten.
@@ -29,7 +29,7 @@ def train_or_load(config: RunConfig, name: str | None = None, root: Path | None 
         raise CheckpointError(f"{run.path}: run is missing or unfinished and training is switched off")
     from .trainer import train  # torch-heavy; only needed when we actually train
     return train(config, run.path, device=device, progress=progress, keep_checkpoints=keep_checkpoints,
-                 compile=compile)
+                 compile=compile, precision=precision)
 
 
 def continue_run(source: Run, config: RunConfig, name: str, root: Path | None = None) -> Run:

@@ -159,6 +159,8 @@ def train_stacked(configs: list[RunConfig], run_dirs: list[Path], device: str = 
     if len({r.path.resolve() for r in runs}) != len(runs):
         raise ConfigError("a stack names the same run folder twice")
     dev = trainer.resolve_device(device)
+    if trainer.compile_stages(compile) is not None:
+        raise ConfigError("a stack compiles its whole step or nothing (compile auto, on or off), not single stages")
     compiled = trainer.compile_wanted(compile, dev, configs[0].train.steps)
     for config, run in zip(configs, runs):
         make_split(config.task)  # refuse a bad split before creating anything on disk

@@ -108,7 +108,12 @@ def fused_loss(model, tokens, answers, config: RunConfig, device: torch.device, 
     """The training loss: cross-entropy of the fused logits at `=` (bf16 autocast inside, if asked)."""
     with autocast_context(config, device, bf16):
         logits = model.fused_logits(tokens)
-    return F.cross_entropy(logits.float(), answers)
+    return F.cross_entropy(_at_least_fp32(logits), answers)
+
+
+def _at_least_fp32(logits: torch.Tensor) -> torch.Tensor:
+    """bf16 logits to fp32 for the loss; fp32 and fp64 as they are."""
+    return logits if logits.dtype == torch.float64 else logits.float()
 
 
 def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device,
@@ -131,13 +136,29 @@ def _update(model, optimizer, config: RunConfig, step: int | None) -> None:
 COMPILE_MIN_STEPS = 2_000  # below this, compiling (a few seconds, ~20 s with a cold cache) costs more than it saves
 
 
+# The fused forward's stages (`model._fused`), which a run may compile one at a time (the mode study's bisection).
+STAGES = ("attention", "mlp", "unembed")
+PRECISIONS = ("fp32", "fp64")
+
+
+def compile_stages(setting: str) -> tuple[str, ...] | None:
+    """The stages a setting such as 'attention' or 'mlp,unembed' compiles alone; None for 'auto', 'on', 'off'."""
+    if setting in COMPILE_CHOICES:
+        return None
+    stages = tuple(part.strip() for part in str(setting).split(","))
+    if not stages or any(stage not in STAGES for stage in stages):
+        raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)} or a comma-separated list of the"
+                          f" stages {', '.join(STAGES)} (compiled alone), got {setting!r}")
+    return stages
+
+
 def compile_wanted(setting: str, device: torch.device, steps: int) -> bool:
     """Whether to compile the training step. 'auto': on a CPU at one thread, for a run of at least
     `COMPILE_MIN_STEPS` steps: there `torch.compile` made the fused step about 1.4x faster (about 3 ms a step,
     benchmarks/train_step.py); at two threads it was slower, and it has not been measured on a GPU, so there
     'auto' stays eager."""
-    if setting not in COMPILE_CHOICES:
-        raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {setting!r}")
+    if compile_stages(setting) is not None:
+        return False  # the whole step stays eager; `TrainingStep` compiles the named stages
     if setting == "auto":
         return device.type == "cpu" and torch.get_num_threads() == 1 and steps >= COMPILE_MIN_STEPS
     return setting == "on"
@@ -151,12 +172,14 @@ class TrainingStep:
     floating-point rounding (tests bound logits and gradients). Where compilation is unavailable or fails,
     the step falls back to eager with one line on stderr and stays eager."""
 
-    def __init__(self, model, optimizer, config: RunConfig, device: torch.device, bf16: bool, compiled: bool):
+    def __init__(self, model, optimizer, config: RunConfig, device: torch.device, bf16: bool, compiled: bool,
+                 stages: tuple[str, ...] | None = None):
         self.model, self.optimizer, self.config, self.device, self.bf16 = model, optimizer, config, device, bf16
         self._compiled_loss = None
-        if compiled:
+        if compiled or stages:
             try:
-                self._compiled_loss = torch.compile(self._loss)
+                self._compiled_loss = StagedLoss(model, config, device, bf16, stages) if stages else \
+                    torch.compile(self._loss)
             except Exception as err:  # noqa: BLE001  (e.g. a platform torch.compile does not support)
                 self._fall_back(err)
 
@@ -184,6 +207,25 @@ class TrainingStep:
             except Exception as err:  # noqa: BLE001
                 self._fall_back(err)
         return train_step(self.model, self.optimizer, tokens, answers, self.config, self.device, self.bf16, step)
+
+
+class StagedLoss:
+    """The fused loss with only some stages compiled (`STAGES`: both attention layers, the MLP, the unembedding with
+    the loss), each alone; the others run eager. Uncompiled, it computes exactly `fused_loss`."""
+
+    def __init__(self, model, config: RunConfig, device: torch.device, bf16: bool, compiled: tuple[str, ...]):
+        if not config.model.paper_shape:
+            raise ConfigError("compiling single stages needs the paper's shape (the fused path)")
+        self.config, self.device, self.bf16 = config, device, bf16
+        parts = {"attention": model._fused_attention, "mlp": model._fused_mlp,
+                 "unembed": lambda resid, answers: F.cross_entropy(_at_least_fp32(model._fused_unembed(resid)),
+                                                                   answers)}
+        self.parts = {name: torch.compile(fn) if name in compiled else fn for name, fn in parts.items()}
+
+    def __call__(self, tokens, answers):
+        with autocast_context(self.config, self.device, self.bf16):
+            resid = self.parts["mlp"](self.parts["attention"](tokens)[0])
+        return self.parts["unembed"](resid, answers)
 
 
 # ---------------------------------------------------------------------------- resume state
@@ -295,21 +337,26 @@ def environment_info(device: torch.device) -> dict:
 
 # ---------------------------------------------------------------------------- the loop
 def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool = True,
-          keep_checkpoints: str = "all", compile: str = "auto") -> Run:
+          keep_checkpoints: str = "all", compile: str = "auto", precision: str = "fp32") -> Run:
     """Train (or resume) the run in `run_dir`; returns the finished Run.
 
-    `compile` ('auto', 'on', 'off'; see `compile_wanted`) only changes how fast the steps run, never the
-    run's config or hash; final.json records it. Gradients are switched on here, so a caller that disabled
+    `compile` ('auto', 'on', 'off'; see `compile_wanted`; or stages compiled alone, `compile_stages`) and
+    `precision` ('fp32'; 'fp64', the exact-arithmetic reference of the mode study, evaluated in fp32) change how
+    the steps are computed, never the run's config or hash; final.json records both. Gradients are switched on here, so a caller that disabled
     them globally (an analysis notebook) can still train a missing run. Raises BusyError at once when another
     process trains this run."""
     with torch.enable_grad():
-        return _train(config, run_dir, device, progress, keep_checkpoints, compile)
+        return _train(config, run_dir, device, progress, keep_checkpoints, compile, precision)
 
 
 def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_checkpoints: str,
-           compile: str) -> Run:
+           compile: str, precision: str) -> Run:
     if keep_checkpoints not in KEEP_CHOICES:
         raise ConfigError(f"keep_checkpoints must be one of {KEEP_CHOICES}, got {keep_checkpoints!r}")
+    if precision not in PRECISIONS:
+        raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision == "fp64" and config.train.bf16:
+        raise ConfigError("precision fp64 and bf16 exclude each other")
     dev = resolve_device(device)
     compiled = compile_wanted(compile, dev, config.train.steps)
     make_split(config.task)  # refuse a bad split before creating anything on disk
@@ -318,20 +365,26 @@ def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_c
         raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
     run.path.mkdir(parents=True, exist_ok=True)
     with run.writer_lock():  # a second process on this run stops here, naming the first
-        return _train_locked(config, run, dev, progress, keep_checkpoints, compile, compiled)
+        return _train_locked(config, run, dev, progress, keep_checkpoints, compile, compiled, precision)
 
 
 def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool, keep_checkpoints: str,
-                  compile: str, compiled: bool) -> Run:
+                  compile: str, compiled: bool, precision: str = "fp32") -> Run:
     write_or_check_config(run, config)
-    environment = environment_info(dev)  # at the start: the commit whose code trains this run
+    environment = {**environment_info(dev), "precision": precision}  # at the start: the commit training it
     bf16 = use_bf16(config, dev)
     model = new_model(config).to(dev)
+    if precision == "fp64":
+        model = model.double()  # before resuming: a saved fp64 state loads as fp64
     optimizer = make_optimizer(model, config)
     start, counters = resume(run, model, optimizer, config)
+    if start and counters.pop("precision", "fp32") != precision:
+        raise ConfigError(f"{run.path} was trained in {'fp64' if precision == 'fp32' else 'fp32'} up to step {start};"
+                          f" resume it in that precision (or train {precision} into a new run folder)")
+    counters["precision"] = precision
     if start == 0 and nudge_due(config, 0):
         nudge(model, config)
-    step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled)
+    step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled, compile_stages(compile))
     stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
     loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
 
@@ -409,7 +462,8 @@ def resume(run: Run, model, optimizer, config: RunConfig) -> tuple[int, dict]:
                 "bf16_steps": state.get("bf16_steps", start if config.train.bf16 else 0),
                 "compiled_steps": state.get("compiled_steps", 0),  # saved before compiling existed: all eager
                 "stacked_steps": state.get("stacked_steps", 0),  # steps trained in a stack of 2 or more runs
-                "composed_streak": state.get("composed_streak", 0)}  # evals in a row with 1-var train composed
+                "composed_streak": state.get("composed_streak", 0),  # evals in a row with 1-var train composed
+                "precision": state.get("precision", "fp32")}  # what the saved weights and moments are
     truncate_metrics(run.metrics_path, start)
     check_logged_versions(run, start)
     return start, counters
@@ -419,9 +473,17 @@ def eval_row(model, config: RunConfig, dev: torch.device, bf16: bool, step: int,
     """The metrics row of an eval step (`loss`: the mean training loss since the last row), elapsed_s aside."""
     model.eval()
     with autocast_context(config, dev, bf16):
-        row = {"step": step, "loss": loss, **logged_row(model, step, with_probe=is_probe_step(step, config))}
+        row = {"step": step, "loss": loss, **logged_row(in_fp32(model), step, with_probe=is_probe_step(step, config))}
     model.train()
     return row
+
+
+def in_fp32(model):
+    """The model itself, or an fp32 copy of an fp64 one (evaluation and the saved models are fp32)."""
+    if next(model.parameters()).dtype != torch.float64:
+        return model
+    import copy
+    return copy.deepcopy(model).float()
 
 
 def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_checkpoints: str) -> None:
@@ -438,6 +500,7 @@ def finish_run(run: Run, model, config: RunConfig, environment: dict, counters: 
     """The final model and final.json (`stacked`: how many runs the finishing process trained together;
     `last_step`: where training ended, before `train.steps` when it stopped once composition held)."""
     model.eval()
+    model = in_fp32(model)
     save_model(model, run.model_path)
     results = evaluate(model)
     bf16_steps, compiled_steps = counters["bf16_steps"], counters["compiled_steps"]

@@ -1,0 +1,158 @@
+"""Where eager and compiled training part, and why (chapter 4): one seed of the paper's configuration trained in
+several numerical modes, each a run folder under runs/modes/seed<S>/<mode>/ with the same config and hash.
+
+* `eager` and `compiled` (fp32, the whole step compiled): the two trajectories side by side;
+* `fp64`: eager in double precision, the reference for exact arithmetic;
+* `compiled_attention`, `compiled_mlp`, `compiled_unembed`: one stage of the fused step compiled alone
+  (`trainer.STAGES`), the bisection: the outcome follows the stage whose compiled form makes the difference.
+
+Every mode trains at one thread (as the sweeps do) for DECIDE_STEPS steps, evaluated every 100, with no early stop
+(the trajectories are compared step by step); checkpoints stay local, metrics, final results and the measurements
+below are committed:
+
+* `distances.csv`: per eval step, the relative weight distance ||w_a - w_b|| / ||w_b|| between modes;
+* `step_differences.csv`: at a few checkpoints of the eager run, the gradient of the compiled step minus the eager
+  one at the same weights and batch, for several successive batches: its size relative to the gradient, its cosine
+  with the gradient, and the cosine between successive differences (near 1: a bias; near 0: rounding).
+
+    python -m assignadd_core modes run [--seed 58] [--only MODE ...]
+    python -m assignadd_core modes measure [--seed 58]
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .config import ConfigError, RunConfig
+from .run_folder import DEFAULT_ROOT, Run
+
+STUDY_SEED = 58  # eager fails and compiled composes, on two CPUs (the issue that asked for this study)
+MODES = {"eager": ("off", "fp32"), "compiled": ("on", "fp32"), "fp64": ("off", "fp64"),
+         "compiled_attention": ("attention", "fp32"), "compiled_mlp": ("mlp", "fp32"),
+         "compiled_unembed": ("unembed", "fp32")}
+DIFFERENCE_STEPS = (1, 1001, 2001, 3001)  # eager checkpoints where the step difference is measured
+DIFFERENCE_BATCHES = 8  # successive batches at each
+
+
+def study_root(seed: int = STUDY_SEED, root: Path | None = None) -> Path:
+    return Path(root or DEFAULT_ROOT) / "modes" / f"seed{seed}"
+
+
+def study_config(seed: int = STUDY_SEED) -> RunConfig:
+    from .sweep.grid import DECIDE_STEPS
+    return RunConfig().replace(seed=seed, steps=DECIDE_STEPS)
+
+
+def run_modes(seed: int = STUDY_SEED, only=None, root: Path | None = None, progress: bool = True) -> list[Run]:
+    """Train (or resume) each mode's run; finished ones are left as they are."""
+    from .threads import set_threads
+    from .trainer import train
+    names = list(only or MODES)
+    unknown = [n for n in names if n not in MODES]
+    if unknown:
+        raise ConfigError(f"unknown mode(s) {', '.join(unknown)}; modes are {', '.join(MODES)}")
+    set_threads(1)
+    runs = []
+    for name in names:
+        compile, precision = MODES[name]
+        run = Run(study_root(seed, root) / name)
+        if not run.is_complete():
+            run = train(study_config(seed), run.path, progress=progress, keep_checkpoints="all", compile=compile,
+                        precision=precision)
+        runs.append(run)
+    return runs
+
+
+def _flat_weights(path: Path) -> np.ndarray:
+    from .checkpoint import load_tensors
+    tensors = load_tensors(path)
+    return np.concatenate([tensors[k].double().numpy().ravel() for k in sorted(tensors)])
+
+
+def weight_distances(seed: int = STUDY_SEED, pairs=(("compiled", "eager"), ("eager", "fp64"), ("compiled", "fp64")),
+                     root: Path | None = None) -> pd.DataFrame:
+    """Per eval step (both runs' checkpoints present): the relative weight distance of each pair of modes."""
+    base = study_root(seed, root)
+    rows = {}
+    for a, b in pairs:
+        run_a, run_b = Run(base / a), Run(base / b)
+        if not (run_a.checkpoint_dir.is_dir() and run_b.checkpoint_dir.is_dir()):
+            continue
+        for step in run_a.checkpoint_steps():
+            if not run_b.checkpoint_path(step).is_file():
+                continue
+            wa, wb = _flat_weights(run_a.checkpoint_path(step)), _flat_weights(run_b.checkpoint_path(step))
+            rows.setdefault(step, {"step": step})[f"{a}_vs_{b}"] = float(np.linalg.norm(wa - wb) / np.linalg.norm(wb))
+    return pd.DataFrame(sorted(rows.values(), key=lambda r: r["step"]))
+
+
+def step_differences(seed: int = STUDY_SEED, steps=DIFFERENCE_STEPS, batches: int = DIFFERENCE_BATCHES,
+                     root: Path | None = None) -> pd.DataFrame:
+    """At eager checkpoints: compiled minus eager gradient of the loss at the same weights and batch, for
+    `batches` successive batches (rows: checkpoint, batch step, relative size, cosine with the gradient, cosine
+    with the previous batch's difference)."""
+    import torch
+
+    from .checkpoint import load_model
+    from .data import TrainStream
+    from .threads import set_threads
+    from .trainer import fused_loss
+    set_threads(1)
+    config, eager = study_config(seed), Run(study_root(seed, root) / "eager")
+    device = torch.device("cpu")
+    stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
+    rows = []
+    for step in steps:
+        path = eager.checkpoint_path(step)
+        if not path.is_file():
+            continue
+        model = load_model(path, config).train()
+        compiled = torch.compile(lambda t, a: fused_loss(model, t, a, config, device))
+
+        def gradient(loss_fn, tokens, answers) -> torch.Tensor:
+            model.zero_grad(set_to_none=True)
+            loss_fn(tokens, answers).backward()
+            return torch.cat([p.grad.reshape(-1).double() for p in model.parameters()])
+
+        previous = None
+        for t in range(step + 1, step + 1 + batches):
+            tokens, answers = stream.batch(t)
+            g = gradient(lambda x, y: fused_loss(model, x, y, config, device), tokens, answers)
+            d = gradient(compiled, tokens, answers) - g
+            cosine = float(d @ g / (d.norm() * g.norm())) if d.norm() > 0 else 0.0
+            successive = (float(d @ previous / (d.norm() * previous.norm()))
+                          if previous is not None and d.norm() > 0 and previous.norm() > 0 else np.nan)
+            rows.append({"checkpoint": step, "batch_step": t, "relative_size": float(d.norm() / g.norm()),
+                         "cosine_with_gradient": cosine, "cosine_with_previous": successive})
+            previous = d
+    return pd.DataFrame(rows)
+
+
+def measure(seed: int = STUDY_SEED, root: Path | None = None) -> dict[str, Path]:
+    """Write distances.csv and step_differences.csv beside the modes' runs."""
+    from .checkpoint import atomic_write_text
+    base = study_root(seed, root)
+    out = {"distances": base / "distances.csv", "step_differences": base / "step_differences.csv"}
+    atomic_write_text(out["distances"], weight_distances(seed, root=root).to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out["step_differences"],
+                      step_differences(seed, root=root).to_csv(index=False, float_format="%.6g"))
+    return out
+
+
+def outcomes(seed: int = STUDY_SEED, root: Path | None = None) -> pd.DataFrame:
+    """One row per finished mode: composed, the composition step, final 1-var train, wall time."""
+    from .analysis.phases import detect_phases
+    from .verdicts import composed
+    rows = []
+    for name, (compile, precision) in MODES.items():
+        run = Run(study_root(seed, root) / name)
+        if not run.is_complete():
+            continue
+        final = run.final()
+        one_var = final["pools"]["1var_train"]
+        rows.append({"mode": name, "compile": compile, "precision": precision, "composed": composed(one_var),
+                     "composition": detect_phases(run.metrics()).get("composition"), "one_var_train": one_var,
+                     "wall_time_s": final["wall_time_s"]})
+    return pd.DataFrame(rows)
