@@ -120,3 +120,50 @@ def test_a_setting_moves_the_rate_only_when_the_seeds_move_one_way():
 def test_composed_by_a_step_counts_only_composed_runs_that_got_there_in_time():
     changes = _paired([True, True, True, False], [True, True, False, False], steps=[5_000, 12_000, 20_001, None])
     assert (changes["near_by_step"].successes, changes["near_by_step"].trials) == (2, 4)
+
+
+def test_the_old_factorial_read_with_the_initialization_as_unit():
+    inits = (1, 2, 3, 4, 5, 6, 7, 8)
+    rows = [{"init": i, "data": d, "composed": i <= 4} for i in inits for d in inits if (inits.index(i) + inits.index(d)) % 2 == 0]
+    out = comp.factorial_by_initialization(pd.DataFrame(rows), inits[:4], inits[4:])
+    assert out["counts"]["composers"].successes == out["counts"]["composers"].trials == 12  # 4 x 3, no diagonal
+    assert out["counts"]["failers"].successes == 0
+    assert out["permutation_p"] == pytest.approx(2 / 70)  # only the two extreme labellings are as extreme
+    assert out["mann_whitney_p"] == pytest.approx(2 / 70)
+    same = comp.factorial_by_initialization(pd.DataFrame([{**r, "composed": True} for r in rows]), inits[:4], inits[4:])
+    assert same["permutation_p"] == 1.0
+
+
+def test_the_predictor_is_chosen_on_training_seeds_and_scored_on_new_ones():
+    rng = np.random.default_rng(0)
+    cols = pd.MultiIndex.from_tuples([("good", 101), ("noise", 101), ("good", 201)], names=["quantity", "step"])
+    def frame(n, labels):
+        data = np.column_stack([labels + rng.normal(0, 0.1, n), rng.normal(0, 1, n), labels + rng.normal(0, 0.1, n)])
+        return pd.DataFrame(data, columns=cols)
+    train_labels, test_labels = pd.Series(rng.random(40) < 0.5), pd.Series(rng.random(32) < 0.5)
+    out = comp.predictor_on_new_seeds(frame(40, train_labels.to_numpy()), train_labels, frame(32, test_labels.to_numpy()),
+                                      test_labels, pd.Series(np.repeat(np.arange(8), 4)), n_boot=200)
+    assert out["best"]["quantity"] == "good" and out["best"]["step"] == 101  # earliest of the tied best
+    assert out["test_auc"] == 1.0 and out["interval"] == (1.0, 1.0)
+
+
+def test_mode_pairs_flip_tables_and_the_saving():
+    from assignadd_core.analysis import odds
+    rows = []
+    for i, (eager, compiled) in enumerate([(True, True), (False, True), (False, False), (True, True)]):
+        for mode, c in (("eager", eager), ("compiled", compiled)):
+            rows.append({"init": i, "data": 10 + i, "mode": mode, "composed": c, "steps": 4000 if c else 12000,
+                         "step_budget": 12000, "wall_time_s": 100.0 if c else 300.0})
+    table = pd.DataFrame(rows)
+    out = odds.mode_comparison(table)
+    assert (out["cells"], out["only_compiled"], out["only_eager"]) == (4, 1, 0) and out["flips"]["flips"] == 1
+    saving = odds.early_stop_saving(table)
+    assert saving["stopped"] == 5 and saving["cpu_h_without"] > saving["cpu_h"]
+    perturbed = pd.DataFrame([{"init": 0, "data": 10, "composed": False, "jitter": 1e-4, "jitter_step": 0,
+                               "grad_noise": 0.0}, {"init": 1, "data": 11, "composed": False, "jitter": 1e-4,
+                               "jitter_step": 0, "grad_noise": 0.0},
+                              {"init": 0, "data": 10, "composed": True, "jitter": 0.0, "jitter_step": 0,
+                               "grad_noise": 1e-7}])
+    flips = odds.flip_table(perturbed, table).set_index("setting")
+    assert flips.loc["nudge 1e-04 at step 0", "flips"] == 1 and flips.loc["nudge 1e-04 at step 0", "runs"] == 2
+    assert flips.loc["gradient noise 1e-07 every step", "flips"] == 0

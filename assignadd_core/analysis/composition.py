@@ -21,6 +21,8 @@ def study_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.D
     """One row per finished run: key, data (train.seed), init (the weights' seed), composed, composition and jump
     steps (`phases.detect_phases`), and the final 1-var train accuracy. `records`: a sweep's results frame;
     `metrics`: config hash -> metrics table (missing: steps left empty)."""
+    columns = ["key", "data", "init", "one_var_train", "composed", "composition", "jump"]
+    extra = [c for c in REPLICATE_FIELDS if c in records]  # a design with replicates: the mode, the perturbation
     rows = []
     for record in records[records["status"] == "done"].to_dict("records"):
         init = record.get("init_seed")
@@ -29,8 +31,14 @@ def study_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.D
         found = detect_phases(table) if table is not None else {}
         rows.append({"key": record["key"], "data": int(record["seed"]), "init": init,
                      "one_var_train": float(record["1var_train"]), "composed": composed(float(record["1var_train"])),
-                     "composition": found.get("composition"), "jump": found.get("jump")})
-    return pd.DataFrame(rows, columns=["key", "data", "init", "one_var_train", "composed", "composition", "jump"])
+                     "composition": found.get("composition"), "jump": found.get("jump"),
+                     **{c: record[c] for c in extra}})
+    return pd.DataFrame(rows, columns=columns + extra)
+
+
+# Columns a study's records may carry beyond its cell: how the run was computed, its perturbation, its length.
+REPLICATE_FIELDS = ("mode", "compiled", "jitter", "jitter_step", "grad_noise", "perturb_seed", "steps", "step_budget",
+                    "wall_time_s")
 
 
 @dataclass(frozen=True)
@@ -171,3 +179,68 @@ def early_predictor(features: pd.DataFrame, labels: pd.Series, fit_rows, test_ro
     holds = (per_step["test_auc"] >= level)[::-1].cummin()[::-1]  # from this step on, every later one too
     earliest = per_step[holds].iloc[0].to_dict() if bool(holds.any()) else None
     return {"table": table, "best": best, "per_step": per_step, "earliest": earliest}
+
+
+# ---------------------------------------------------------------------------- the old factorial, re-read (2026-12-02)
+def factorial_by_initialization(table: pd.DataFrame, composers, failers) -> dict:
+    """The factorial with the initialization as the unit and without the diagonal (a seed's own run, which set its
+    'composer' or 'failer' label): each initialization's rate over the other data orders, each group's count, an
+    exact Mann-Whitney test of the per-initialization rates (4 against 4) and the exact permutation test of the
+    group labels (every way to call 4 of the 8 initializations 'composers'; statistic: the difference of the
+    groups' mean rates; two-sided)."""
+    import itertools
+
+    from scipy.stats import mannwhitneyu
+    off = table[table["init"] != table["data"]]
+    per_init = off.groupby("init")["composed"].agg(["sum", "count"])
+    per_init["rate"] = per_init["sum"] / per_init["count"]
+    groups = {"composers": [i for i in composers if i in per_init.index],
+              "failers": [i for i in failers if i in per_init.index]}
+    counts = {g: Count(int(per_init.loc[ids, "sum"].sum()), int(per_init.loc[ids, "count"].sum()))
+              for g, ids in groups.items()}
+    a, b = per_init.loc[groups["composers"], "rate"], per_init.loc[groups["failers"], "rate"]
+    mann_whitney = float(mannwhitneyu(a, b, alternative="two-sided", method="exact").pvalue) if len(a) and len(b) \
+        else float("nan")
+    rates, inits = per_init["rate"].to_dict(), list(per_init.index)
+    observed = a.mean() - b.mean()
+    diffs = []
+    for chosen in itertools.combinations(inits, len(a)):
+        rest = [i for i in inits if i not in chosen]
+        diffs.append(np.mean([rates[i] for i in chosen]) - np.mean([rates[i] for i in rest]))
+    permutation = float(np.mean(np.abs(diffs) >= abs(observed) - 1e-12))
+    return {"per_init": per_init, "counts": counts, "mann_whitney_p": mann_whitney, "permutation_p": permutation,
+            "fisher_p_withdrawn": fisher(counts["composers"], counts["failers"])}
+
+
+# ---------------------------------------------------------------------------- the early predictor on new seeds
+def predictor_on_new_seeds(train: pd.DataFrame, train_labels: pd.Series, test: pd.DataFrame, test_labels: pd.Series,
+                           test_groups: pd.Series, n_boot: int = 2000, seed: int = 0) -> dict:
+    """The feature (quantity, step) and direction chosen on the training runs alone (highest AUC, earliest step on
+    ties), scored once on runs of seeds it never saw: the test AUC and a 95 % bootstrap interval that resamples
+    `test_groups` (the initializations: runs of one initialization are not independent). Also the AUC of the
+    feature chosen at each step, on the test runs (descriptive: nothing is chosen on them)."""
+    rows = []
+    for column in train.columns:
+        fit = auc(train[column], train_labels)
+        if np.isnan(fit):
+            continue
+        sign = 1.0 if fit >= 0.5 else -1.0
+        rows.append({"quantity": column[0], "step": column[1], "sign": sign, "train_auc": max(fit, 1 - fit),
+                     "test_auc": auc(sign * test[column], test_labels)})
+    table = pd.DataFrame(rows).sort_values(["train_auc", "step"], ascending=[False, True])
+    best = table.iloc[0].to_dict()
+    column = (best["quantity"], best["step"])
+    scores, labels = best["sign"] * test[column], test_labels.astype(bool)
+    rng = np.random.default_rng(seed)
+    groups = test_groups.unique()
+    boots = []
+    for _ in range(n_boot):
+        chosen = rng.choice(groups, size=len(groups), replace=True)
+        index = np.concatenate([np.flatnonzero(test_groups.to_numpy() == g) for g in chosen])
+        value = auc(scores.to_numpy()[index], labels.to_numpy()[index])
+        if not np.isnan(value):
+            boots.append(value)
+    low, high = (np.quantile(boots, [0.025, 0.975]) if boots else (np.nan, np.nan))
+    per_step = table.groupby("step").head(1).sort_values("step").reset_index(drop=True)
+    return {"best": best, "test_auc": best["test_auc"], "interval": (float(low), float(high)), "table": table,
+            "per_step": per_step}

@@ -194,3 +194,66 @@ def flip_rate(reference: pd.Series, replicate: pd.Series) -> dict:
     low, high = clopper_pearson(flips, len(both))
     return {"flips": flips, "runs": len(both), "rate": flips / len(both) if len(both) else float("nan"),
             "low": low, "high": high}
+
+
+# ---------------------------------------------------------------------------- the design's own tables
+def complete_cells(table: pd.DataFrame, modes=("eager", "compiled")) -> pd.DataFrame:
+    """The runs of the cells that have every mode finished (the analyses need whole cells), with `compiled` 0/1
+    from the mode the run asked for (`mode`), in a fixed order (init, data, mode)."""
+    both = table[table["mode"].isin(modes)]
+    counts = both.groupby(["init", "data"])["mode"].nunique()
+    whole = counts[counts == len(modes)].index
+    out = both.set_index(["init", "data"]).loc[whole].reset_index()
+    out["compiled"] = (out["mode"] == "compiled").astype(int)
+    return out.sort_values(["init", "data", "compiled"]).reset_index(drop=True)
+
+
+def mode_comparison(table: pd.DataFrame) -> dict:
+    """Eager against compiled on the same cells: each mode's count, the cells whose outcome differs each way, the
+    exact McNemar p (does one mode compose more often?) and the between-mode flip rate with its exact interval."""
+    from .composition import count, mcnemar_exact
+    pairs = complete_cells(table).pivot_table(index=["init", "data"], columns="mode", values="composed",
+                                              aggfunc="first")
+    eager, compiled = pairs["eager"].astype(bool), pairs["compiled"].astype(bool)
+    only_compiled, only_eager = int((compiled & ~eager).sum()), int((eager & ~compiled).sum())
+    return {"cells": len(pairs), "eager": count(eager), "compiled": count(compiled),
+            "only_compiled": only_compiled, "only_eager": only_eager, "p": mcnemar_exact(only_compiled, only_eager),
+            "flips": flip_rate(eager, compiled)}
+
+
+def perturbation_label(row) -> str:
+    """A perturbation in words: 'nudge 1e-04 at step 0', 'gradient noise 1e-07', 'none'."""
+    if row.get("grad_noise", 0) and row["grad_noise"] > 0:
+        return f"gradient noise {row['grad_noise']:.0e} every step"
+    if row.get("jitter", 0) and row["jitter"] > 0:
+        return f"nudge {row['jitter']:.0e} at step {int(row['jitter_step']):,}"
+    return "none"
+
+
+def flip_table(perturbed: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """Per perturbation setting: how often its runs' outcomes differ from their cell's own eager unperturbed run
+    (`reference`: the design's table), with an exact interval (runs as the unit) and the cells with a flip."""
+    eager = reference[reference["mode"] == "eager"].set_index(["init", "data"])["composed"]
+    rows = []
+    labelled = perturbed.assign(setting=[perturbation_label(r) for r in perturbed.to_dict("records")])
+    for setting, group in labelled.groupby("setting", sort=False):
+        ref = eager.reindex(pd.MultiIndex.from_frame(group[["init", "data"]]))
+        flipped = group["composed"].to_numpy(bool) != ref.to_numpy(dtype=float).astype(bool)
+        valid = ~ref.isna().to_numpy()
+        out = flip_rate(pd.Series(ref.to_numpy()[valid].astype(bool)), pd.Series(group["composed"].to_numpy()[valid]))
+        kind = "gradient noise" if setting.startswith("gradient") else "nudge"
+        rows.append({"setting": setting, "kind": kind, "size": float(group["grad_noise" if kind != "nudge" else
+                                                                          "jitter"].iloc[0]),
+                     "step": int(group["jitter_step"].iloc[0]), **out,
+                     "cells_with_a_flip": int(group[valid].assign(f=flipped[valid]).groupby(["init", "data"])["f"]
+                                              .any().sum())})
+    return pd.DataFrame(rows)
+
+
+def early_stop_saving(table: pd.DataFrame) -> dict:
+    """What stopping once composition held saved: steps trained against the budget, and CPU time against the
+    time the same runs would have taken to their budget at each run's own measured seconds per step."""
+    steps, budget = table["steps"].astype(float), table["step_budget"].astype(float)
+    per_step = table["wall_time_s"].astype(float) / steps
+    return {"runs": len(table), "stopped": int((steps < budget).sum()), "steps_share": float(steps.sum() / budget.sum()),
+            "cpu_h": float(table["wall_time_s"].sum() / 3600), "cpu_h_without": float((per_step * budget).sum() / 3600)}
