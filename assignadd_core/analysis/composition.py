@@ -244,3 +244,22 @@ def predictor_on_new_seeds(train: pd.DataFrame, train_labels: pd.Series, test: p
     per_step = table.groupby("step").head(1).sort_values("step").reset_index(drop=True)
     return {"best": best, "test_auc": best["test_auc"], "interval": (float(low), float(high)), "table": table,
             "per_step": per_step}
+
+
+def stream_overlap(task_a, task_b, seed: int, steps=range(1, 201), batch_size: int = 512) -> dict:
+    """How much two training streams of one data seed under two task settings (e.g. f = 0.648 and 0.7) share, over
+    `steps`: the share of sequences with the same layout (which positions hold a number, a variable or another
+    token) and the share of tokens that are equal. Two data orders drawn apart share neither beyond chance."""
+    from ..data import TrainStream
+    a, b = TrainStream(task_a, batch_size, seed), TrainStream(task_b, batch_size, seed)
+    n = task_a.modulus
+
+    def kind(tokens):  # 0: a number, 1: a variable, 2: another token (PAD, +, =)
+        return np.where(tokens < n, 0, np.where(tokens >= n + 3, 1, 2))
+
+    layouts, tokens = [], []
+    for step in steps:
+        ta, tb = (s.batch(step)[0].numpy() for s in (a, b))
+        layouts.append((kind(ta) == kind(tb)).all(axis=1).mean())
+        tokens.append((ta == tb).mean())
+    return {"same_layout": float(np.mean(layouts)), "same_tokens": float(np.mean(tokens))}

@@ -1,0 +1,107 @@
+"""The figures of the composition chapter's crossed design: outcomes per cell and mode, each initialization's
+probability of composing, the variance shares, the flip rates of the perturbations, and the mode study's
+trajectories. Each takes plain tables (from `analysis.odds`, `mode_study`) and returns a plotly figure."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+OUTCOME_COLORS = {"both modes compose": "#1a7f37", "only compiled composes": "#54aeff", "only eager composes": "#d4a72c",
+                  "neither composes": "#cf222e"}
+
+
+def _error(values, low, high) -> dict:
+    values, low, high = (np.asarray(v, dtype=float) for v in (values, low, high))
+    return {"type": "data", "symmetric": False, "array": high - values, "arrayminus": values - low}
+
+
+def design_grid_figure(table, inits, datas, title: str):
+    """One cell per (initialization, data order): which of its two modes composed (discrete colours)."""
+    pairs = table.pivot_table(index=["init", "data"], columns="mode", values="composed", aggfunc="first")
+    names = list(OUTCOME_COLORS)
+    z, text = np.full((len(inits), len(datas)), np.nan), [["" for _ in datas] for _ in inits]
+    for (init, data), row in pairs.iterrows():
+        if init not in inits or data not in datas or row.isna().any():
+            continue
+        eager, compiled = bool(row.get("eager")), bool(row.get("compiled"))
+        name = names[0] if eager and compiled else names[1] if compiled else names[2] if eager else names[3]
+        i, j = list(inits).index(init), list(datas).index(data)
+        z[i, j], text[i][j] = names.index(name), name
+    colorscale = [[k / 3, color] for k, color in enumerate(OUTCOME_COLORS.values())]
+    fig = go.Figure(go.Heatmap(z=[[None if np.isnan(v) else v for v in row] for row in z],
+                               x=[f"data {d}" for d in datas], y=[f"init {i}" for i in inits], zmin=0, zmax=3,
+                               colorscale=colorscale, showscale=False, text=text,
+                               hovertemplate="%{y}, %{x}: %{text}<extra></extra>"))
+    for name, color in OUTCOME_COLORS.items():  # a legend for the four outcomes
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
+                                 marker={"color": color, "size": 12, "symbol": "square"}))
+    fig.update_layout(title=title, height=520, yaxis={"autorange": "reversed"}, plot_bgcolor="white",
+                      legend={"orientation": "h", "y": -0.12})
+    return fig
+
+
+def init_probability_figure(probabilities, rates, title: str):
+    """Each initialization's probability of composing on a new data order (posterior median and 95 % interval),
+    sorted, with its observed rate over the design's runs as an open marker."""
+    order = probabilities.sort_values("probability").reset_index(drop=True)
+    labels = [f"init {i}" for i in order["init"]]
+    fig = go.Figure(go.Scatter(x=labels, y=order["probability"], mode="markers", name="model: new data order",
+                               error_y=_error(order["probability"], order["low"], order["high"]),
+                               hovertemplate="%{x}: %{y:.2f}<extra>probability</extra>"))
+    observed = rates.set_index("init").loc[order["init"]]
+    fig.add_trace(go.Scatter(x=labels, y=observed["rate"], mode="markers", name="observed (16 runs)",
+                             marker={"symbol": "circle-open", "size": 10},
+                             text=[f"{int(k)} of {int(n)}" for k, n in zip(observed["sum"], observed["count"])],
+                             hovertemplate="%{x}: %{text}<extra>observed</extra>"))
+    fig.update_layout(title=title, yaxis={"title": "probability of composing", "range": [-0.02, 1.05]}, height=420,
+                      legend={"orientation": "h", "y": -0.2})
+    return fig
+
+
+def shares_figure(shares: dict, title: str):
+    """{part: (median, low, high)} of the variance shares on the latent scale, as bars with intervals."""
+    names = list(shares)
+    values = [shares[n][0] for n in names]
+    fig = go.Figure(go.Bar(x=names, y=values, error_y=_error(values, [shares[n][1] for n in names],
+                                                             [shares[n][2] for n in names]),
+                           hovertemplate="%{x}: %{y:.2f}<extra>share of variance</extra>"))
+    fig.update_layout(title=title, yaxis={"title": "share of the latent variance", "range": [0, 1]}, height=400)
+    return fig
+
+
+def flips_figure(flips, between_modes: dict, title: str):
+    """The flip rate against each cell's own eager run, per perturbation (exact intervals), with the rate between
+    the eager and the compiled run of the same cells beside them."""
+    names = [*flips["setting"], "eager vs compiled (every cell)"]
+    rates = [*flips["rate"], between_modes["rate"]]
+    lows, highs = [*flips["low"], between_modes["low"]], [*flips["high"], between_modes["high"]]
+    counts = [f"{f} of {n}" for f, n in zip(flips["flips"], flips["runs"])] + \
+        [f"{between_modes['flips']} of {between_modes['runs']}"]
+    colors = ["#0969da" if kind == "nudge" else "#8250df" for kind in flips["kind"]] + ["#6e7781"]
+    fig = go.Figure(go.Bar(x=names, y=rates, error_y=_error(rates, lows, highs), marker={"color": colors},
+                           text=counts, hovertemplate="%{x}: %{text} flipped<extra></extra>"))
+    fig.update_layout(title=title, yaxis={"title": "share of runs whose outcome flips", "range": [0, 1]}, height=460,
+                      xaxis={"tickangle": -30})
+    return fig
+
+
+def mode_trajectories_figure(metrics: dict, distances, title: str):
+    """Top: 1-var train accuracy of each mode's run ({mode: metrics}); bottom: the relative weight distance between
+    modes per eval step (log scale)."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
+                        subplot_titles=("1-var train accuracy", "relative weight distance"))
+    palette = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+    for k, (mode, table) in enumerate(metrics.items()):
+        fig.add_trace(go.Scatter(x=table["step"], y=table["1var_train"], mode="lines", name=mode,
+                                 line={"color": palette[k % len(palette)]}), 1, 1)
+    for k, column in enumerate(c for c in distances.columns if c != "step"):
+        fig.add_trace(go.Scatter(x=distances["step"], y=distances[column], mode="lines",
+                                 name=column.replace("_vs_", " vs "), line={"dash": "dot",
+                                                                            "color": palette[(k + 3) % len(palette)]}),
+                      2, 1)
+    fig.update_yaxes(range=[0.3, 1.02], row=1, col=1)
+    fig.update_yaxes(type="log", row=2, col=1)
+    fig.update_xaxes(title_text="training step", row=2, col=1)
+    fig.update_layout(title=title, height=620, legend={"orientation": "h", "y": -0.15})
+    return fig
