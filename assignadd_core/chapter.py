@@ -102,10 +102,26 @@ def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:
     warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets: text bar
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     if show:
-        # wrapped, so that the line stays on the page (a chapter with many parameters runs far past it)
-        text = "Parameters of this execution: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none")
-        print(textwrap.fill(text, width=110, subsequent_indent="    ", break_long_words=False))
+        show_parameters(params)
     return SimpleNamespace(**params)
+
+
+def show_parameters(params: dict) -> None:
+    """The execution's parameters, folded: a one-line summary that opens onto a table in the book, the wrapped
+    line in a terminal (papermill --log-output) and in text-only frontends."""
+    import html
+
+    from IPython.display import HTML, display
+    text = "Parameters of this execution: " + (", ".join(f"{k}={v!r}" for k, v in params.items()) or "none")
+    rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td><code>{html.escape(repr(v))}</code></td></tr>"
+                   for k, v in params.items())
+
+    class Folded(HTML):
+        def __repr__(self) -> str:
+            return textwrap.fill(text, width=110, subsequent_indent="    ", break_long_words=False)
+
+    display(Folded(f'<details class="parameters"><summary>Parameters of this execution ({len(params)})</summary>'
+                   f"<table><tbody>{rows}</tbody></table></details>"))
 
 
 def chapter_run(P: SimpleNamespace, analysis_only: bool = True):

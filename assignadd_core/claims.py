@@ -189,3 +189,41 @@ def write_claims_csv(root: Path | None = None) -> Path | None:
     columns = ["claim", "paper", "ours", "verdict", "authors_weights", "first_rule"]
     atomic_write_text(path, claims_table(root)[columns].to_csv(index=False))
     return path
+
+
+RESULT_TAG = "result-box"  # the cell the book build puts under a chapter's title (never in the sources)
+
+
+def result_box(slug: str, root: Path | None = None) -> str | None:
+    """The box that opens a chapter: each claim it tests, its verdict, the numbers that decided it, the verdict
+    under the claim's first rule where the rule changed, and a link to the rule. None for a chapter that tests no
+    claim."""
+    import html
+    rows = claims_table(root)
+    mine = rows[rows["chapter"] == f"chapters/{slug}"]
+    if mine.empty:
+        return None
+    parts = []
+    for r in mine.itertuples():
+        color = VERDICT_COLORS.get(r.verdict, "#57606a")
+        first = (f" (under its first rule: <b>{html.escape(r.first_rule)}</b>)" if r.first_basis else "")
+        parts.append(f'<p><b>{r.claim}</b> <span style="color:{color};font-weight:bold">{html.escape(r.verdict)}'
+                     f"</span>{first}: {html.escape(r.ours)} <a href=\"13_claims.html\">rule</a></p>")
+    return '<div class="result-box">' + "".join(parts) + "</div>"
+
+
+def insert_result_box(notebook: Path, root: Path | None = None) -> bool:
+    """Put (or replace) the result box under the chapter's title; returns whether the chapter tests a claim."""
+    import nbformat
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells = [c for c in nb.cells if RESULT_TAG not in c.metadata.get("tags", [])]
+    box = result_box(Path(notebook).stem, root)
+    if box is None:
+        nbformat.write(nb, notebook)
+        return False
+    cell = nbformat.v4.new_markdown_cell(box, metadata={"tags": [RESULT_TAG]})
+    cell["id"] = RESULT_TAG
+    first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
+    nb.cells.insert(first + 1, cell)
+    nbformat.write(nb, notebook)
+    return True

@@ -272,6 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
         ru.add_argument(f"--{name}", default="", help=f"{name} (record): " + {
             "what": "what changed in the rule", "why": "why it changed", "before": "the verdict under the old rule",
             "after": "the verdict under the new one"}[name])
+    ru.add_argument("--wording-only", action="store_true",
+                    help="record: only the rule's wording or reporting changed, not what it decides")
     ru.set_defaults(func=cmd_rules)
 
     from .sweep import register_cli  # the sweep command lives next to its code
@@ -299,7 +301,8 @@ def cmd_rules(args) -> int:
             raise ConfigError("rules record needs the claim, e.g. `rules record C9 --what ... --why ... --before ..."
                               " --after ...`")
         try:
-            entry = rule_lock.record(args.claim, args.what, args.why, args.before, args.after)
+            entry = rule_lock.record(args.claim, args.what, args.why, args.before, args.after,
+                                     decision_changed=not args.wording_only)
         except ValueError as err:
             raise ConfigError(str(err)) from None
         print(f"{args.claim}: registered {entry['fingerprint']} on {entry['date']}")

@@ -36,20 +36,80 @@ class BookRenderer(MimetypeRenderer):
         self._shown = itertools.count(1)
 
     def to_mimebundle(self, fig_dict):
-        figure = json.loads(pio.to_json(fig_dict, validate=False, remove_uids=False))
+        figure = book_defaults(_rounded(json.loads(pio.to_json(fig_dict, validate=False, remove_uids=False))))
         number = next(self._shown)
         title = figure.setdefault("layout", {}).get("title", {})
         title = title if isinstance(title, dict) else {"text": str(title)}
+        caption = f"Figure {number}." + (f" {title['text']}" if title.get("text") else "")
         if title.get("text"):  # figures are numbered in reading order within their chapter
-            figure["layout"]["title"] = {**title, "text": f"Figure {number}. {title['text']}"}
+            figure["layout"]["title"] = {**title, "text": caption}
         digest = hashlib.sha256(json.dumps(figure, sort_keys=True).encode()).hexdigest()[:12]
-        html = pio.to_html(_column_width(figure), config=FIGURE_CONFIG, include_plotlyjs=False,
+        # the book shows the title as a wrapped caption above the figure: a plotly title is one line, cut off
+        # on a narrow screen; Jupyter (the plotly mime type) keeps it in the figure
+        page = {**figure, "layout": {k: v for k, v in figure["layout"].items() if k != "title"}}
+        page["layout"]["margin"] = {**page["layout"].get("margin", {}), "t": 30}
+        html = pio.to_html(_column_width(page), config=FIGURE_CONFIG, include_plotlyjs=False,
                            include_mathjax=False, full_html=False, default_width="100%", default_height=525,
                            validate=False, div_id=f"figure-{number}-{digest}")
+        html = f'<p class="figure-caption"><strong>{html_escape(caption)}</strong></p>\n{html}'
         width = figure.get("layout", {}).get("width")
         if width:  # no wider than the figure was drawn for, and no wider than the page's text column
             html = f'<div class="book-figure" style="max-width:{int(width)}px">{html}</div>'
         return {PLOTLY_MIME: {**figure, "config": dict(FIGURE_CONFIG)}, "text/html": html}
+
+
+def html_escape(text: str) -> str:
+    import html
+    return html.escape(str(text), quote=False)
+
+
+FIGURE_DIGITS = 6  # significant digits of every number a figure stores: what every CPU reproduces, mostly
+
+
+def _rounded(value):
+    """The figure's numbers to FIGURE_DIGITS significant digits (figure data differed between CPUs in the 7th)."""
+    if isinstance(value, float):
+        return float(f"{value:.{FIGURE_DIGITS}g}")
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
+def _axis_key(letter: str, name: str) -> str:
+    """'x' -> 'xaxis', 'x2' -> 'xaxis2': a trace's axis name as its layout key."""
+    return f"{letter}axis{name[1:]}"
+
+
+def book_defaults(figure: dict) -> dict:
+    """What every figure of the book gets unless it says otherwise: a legend below the plot (a side legend
+    squeezes the plot on a phone), a titled colour bar with room of its own, and hover labels that name the trace
+    and format its numbers."""
+    layout = figure.setdefault("layout", {})
+    if "orientation" not in layout.get("legend", {}):
+        layout["legend"] = {**layout.get("legend", {}), "orientation": "h", "yanchor": "top", "y": -0.18,
+                            "x": 0, "xanchor": "left"}
+        layout["margin"] = {**layout.get("margin", {}), "b": max(layout.get("margin", {}).get("b", 0), 90)}
+    for trace in figure.get("data", []):
+        kind = trace.get("type", "scatter")
+        if kind in ("heatmap", "contour") and trace.get("showscale", True):
+            bar = trace.setdefault("colorbar", {})
+            bar.setdefault("title", {}).setdefault("text", "value")
+            bar["title"].setdefault("side", "right")
+            bar.setdefault("thickness", 12)
+            x_domain = layout.get(_axis_key("x", trace.get("xaxis", "x")), {}).get("domain")
+            y_domain = layout.get(_axis_key("y", trace.get("yaxis", "y")), {}).get("domain")
+            if x_domain and x_domain[1] < 0.99:  # a panel's colour bar beside its own panel, not the figure's edge
+                bar.setdefault("x", x_domain[1] + 0.005)
+                bar.setdefault("xanchor", "left")
+            if y_domain and (y_domain[1] - y_domain[0]) < 0.99:
+                bar.setdefault("y", (y_domain[0] + y_domain[1]) / 2)
+                bar.setdefault("len", y_domain[1] - y_domain[0])
+        if kind in ("scatter", "scattergl", "bar") and "hovertemplate" not in trace:
+            name = trace.get("name") or ""
+            trace["hovertemplate"] = "%{x}: %{y:.4g}" + f"<extra>{html_escape(name)}</extra>"
+    return figure
 
 
 def _column_width(figure: dict) -> dict:
@@ -240,18 +300,18 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
 
 # ------------------------------------------------------------------ circuits and theory (chapters 04, 07)
 def _heatmap(z, x, y, zmid: float | None = 0.0, colorscale: str = "RdBu_r", showscale: bool = True,
-             hover: str = "query %{y}, key %{x}: %{z:.3f}"):
+             hover: str = "query %{y}, key %{x}: %{z:.3f}", scale_title: str = "score"):
     import plotly.graph_objects as go
     z = [[None if v != v else v for v in row] for row in (z.tolist() if hasattr(z, "tolist") else z)]  # NaN -> gap
     return go.Heatmap(z=z, x=list(x), y=list(y), zmid=zmid, colorscale=colorscale, showscale=showscale,
-                      hovertemplate=hover + "<extra></extra>")
+                      hovertemplate=hover + "<extra></extra>", colorbar={"title": {"text": scale_title}})
 
 
 def qk_map_figure(matrix, x_labels, y_labels, title: str, x_title: str = "key", y_title: str = "query",
                   size: int = 520):
     """One QK (or any square) map as a heat map, query rows top to bottom, diverging around 0."""
     import plotly.graph_objects as go
-    fig = go.Figure(_heatmap(matrix, x_labels, y_labels))
+    fig = go.Figure(_heatmap(matrix, x_labels, y_labels, scale_title="QK score"))
     fig.update_layout(title=title, width=size + 80, height=size, xaxis_title=x_title, yaxis_title=y_title,
                       yaxis_autorange="reversed")
     return fig
@@ -263,8 +323,7 @@ def qk_map_pair_figure(maps: dict, x_labels, y_labels, title: str, x_title: str 
     names = list(maps)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.12)
     for i, name in enumerate(names):
-        trace = _heatmap(maps[name], x_labels, y_labels)
-        trace.colorbar = dict(x=(i + 1) / len(names) - 0.02, len=0.9, thickness=12)
+        trace = _heatmap(maps[name], x_labels, y_labels, scale_title="QK score")
         fig.add_trace(trace, row=1, col=i + 1)
         fig.update_xaxes(title_text=x_title, row=1, col=i + 1)
         fig.update_yaxes(title_text=y_title if i == 0 else None, autorange="reversed", row=1, col=i + 1)
@@ -282,7 +341,7 @@ def attention_grid_figure(patterns, labels: list[list[str]], names: list[str], t
     for e in range(n_ex):
         for layer in range(n_layers):
             fig.add_trace(_heatmap(patterns[e, layer], labels[e], labels[e], zmid=None, colorscale="Blues",
-                                   showscale=(e == 0 and layer == 0),
+                                   showscale=(e == 0 and layer == n_layers - 1), scale_title="attention",
                                    hover="query %{y} → key %{x}: %{z:.2f}"), row=e + 1, col=layer + 1)
             fig.update_yaxes(autorange="reversed", title_text="query position" if layer == 0 else None,
                              tickfont_size=8, row=e + 1, col=layer + 1)
@@ -410,7 +469,7 @@ def neuron_fit_figure(actual, fitted, title: str, labels: tuple = ("pre-activati
     lim = float(np.abs(np.concatenate([np.ravel(actual), np.ravel(fitted)])).max())
     for i, z in enumerate((actual, fitted)):
         trace = _heatmap(np.round(np.asarray(z), 3), range(len(z[0])), range(len(z)), zmid=0.0, showscale=(i == 1),
-                         hover="n=%{y}, m=%{x}: %{z:.2f}")
+                         hover="n=%{y}, m=%{x}: %{z:.2f}", scale_title="pre-activation")
         trace.update(zmin=-lim, zmax=lim)
         fig.add_trace(trace, row=1, col=i + 1)
         fig.update_xaxes(title_text="rhs operand m", row=1, col=i + 1)
@@ -584,8 +643,8 @@ def outcome_grid_figure(table, inits, datas, title: str):
             z[list(inits).index(row.init), list(datas).index(row.data)] = row.one_var_train
     import plotly.graph_objects as go
     trace = _heatmap(z, [f"data {d}" for d in datas], [f"init {i}" for i in inits], zmid=None, colorscale="Viridis",
-                     hover="%{y}, %{x}: 1-var train %{z:.3f}")
-    trace.update(zmin=0.5, zmax=1.0, colorbar={"title": "1-var train"}, texttemplate="%{text}",
+                     hover="%{y}, %{x}: 1-var train %{z:.3f}", scale_title="1-var train")
+    trace.update(zmin=0.5, zmax=1.0, texttemplate="%{text}",
                  text=[["" if np.isnan(v) else ("composed" if v >= 0.9 else "stuck") for v in r] for r in z])
     fig = go.Figure(trace)
     half = len(inits) / 2 - 0.5
@@ -672,8 +731,8 @@ def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], t
         bound = float(np.abs(qk).max()) or 1.0
         return [_heatmap(pattern, token_labels, token_labels, zmid=None, colorscale="Blues", showscale=False,
                          hover="query %{y}, key %{x}: %{z:.2f}"),
-                _heatmap(qk, var_names, var_names, zmid=0.0, hover="query %{y}, key %{x}: %{z:.1f}")
-                .update(zmin=-bound, zmax=bound, colorbar={"x": 1.02, "len": 0.8})]
+                _heatmap(qk, var_names, var_names, zmid=0.0, hover="query %{y}, key %{x}: %{z:.1f}",
+                         scale_title="QK score").update(zmin=-bound, zmax=bound)]
 
     steps = [int(s) for s in maps.index]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("layer 1: attention on the 2-var example",

@@ -80,9 +80,10 @@ REQUIRED = ("date", "fingerprint", "what", "why", "verdict_before", "verdict_aft
 
 
 def record(claim: str, what: str, why: str, verdict_before: str, verdict_after: str, path: Path | None = None,
-           when: str | None = None) -> dict:
+           when: str | None = None, decision_changed: bool = True) -> dict:
     """Register the claim's current rule with a dated entry naming what changed, why, and the verdict before and
-    after; a claim registered for the first time also gets its `first_verdict` from `verdict_before`."""
+    after (`decision_changed` False: only its wording or reporting changed, not what it decides); a claim
+    registered for the first time also gets its `first_verdict` from `verdict_before`."""
     if claim not in PARTS:
         raise ValueError(f"unknown claim {claim!r}; rules are {', '.join(PARTS)}")
     for name, value in (("what", what), ("why", why), ("verdict_before", verdict_before),
@@ -92,7 +93,7 @@ def record(claim: str, what: str, why: str, verdict_before: str, verdict_after: 
     path = LOCK_PATH if path is None else Path(path)
     lock = read_lock(path)
     entry = {"date": when or date.today().isoformat(), "fingerprint": fingerprint(claim), "what": what, "why": why,
-             "verdict_before": verdict_before, "verdict_after": verdict_after}
+             "verdict_before": verdict_before, "verdict_after": verdict_after, "decision_changed": decision_changed}
     lock.setdefault(claim, {"first_verdict": verdict_before, "first_basis": "the verdict before the first record",
                             "history": []})["history"].append(entry)
     Path(path).write_text(json.dumps(lock, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
@@ -103,6 +104,6 @@ def first_verdict(claim: str, lock: dict | None = None) -> tuple[str, str] | Non
     """(verdict under the claim's first rule, what it was read on), for a rule that has changed; None otherwise."""
     lock = read_lock() if lock is None else lock
     entry = lock.get(claim)
-    if not entry or (len(entry["history"]) < 2 and claim not in verdicts.RULE_CHANGES):
-        return None
-    return entry["first_verdict"], entry["first_basis"]
+    changed = claim in verdicts.RULE_CHANGES or any(h.get("decision_changed", True) for h in
+                                                    (entry or {}).get("history", [])[1:])
+    return (entry["first_verdict"], entry["first_basis"]) if entry and changed else None

@@ -287,6 +287,18 @@ def basin_or_chaos(small: tuple[int, int], large: tuple[int, int]) -> dict:
     return {"p": p, "reading": "basin-like" if p < ODDS_LEVEL else "chaotic"}
 
 
+def _fails(*checks) -> str:
+    """'; fails: <what> <value> (needs <level>), ...' for the checks (what, value text, level text, passed) that did
+    not pass: every verdict text names the condition that made it less than reproduced."""
+    failed = [f"{what} {value} (needs {level})" for what, value, level, ok in checks if not ok]
+    return f"; fails: {', '.join(failed)}" if failed else ""
+
+
+def _why(verdict: Verdict) -> str:
+    """The failed conditions of a seed's verdict text (`_fails`), or ''."""
+    return verdict.text.split("; fails: ", 1)[1] if "; fails: " in verdict.text else ""
+
+
 def _fmt(steps) -> str:
     return ", ".join("–" if s is None else f"{int(s):,}" for s in steps)
 
@@ -297,11 +309,14 @@ def over_seeds(per_seed: Mapping[str, Verdict], who: str = "composed seeds") -> 
     full = [name for name, v in per_seed.items() if v.verdict == REPRODUCED]
     part = [name for name, v in per_seed.items() if v.verdict == PARTLY]
     text = f"{rate_text(len(full), n)} {who} reproduce it"
+
+    def named(names):  # each seed with the condition it failed
+        return ", ".join(f"{name} ({_why(per_seed[name])})" if _why(per_seed[name]) else name for name in names)
     if part:
-        text += f"; partly in {', '.join(part)}"
+        text += f"; partly in {named(part)}"
     failed = [name for name in per_seed if name not in full and name not in part]
     if failed:
-        text += f"; not in {', '.join(failed)}"
+        text += f"; not in {named(failed)}"
     if n and len(full) == n:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if full or part else NOT_REPRODUCED, text)
@@ -327,8 +342,11 @@ def c1_seed(p: Mapping) -> Verdict:
 
 def c2_seed(heldout: float, swap_heldout: float) -> Verdict:
     """C2 for one model: 0-var held-out exact accuracy, and the same on pairs whose swap is held out too."""
-    text = f"0-var held-out exact {heldout:.1%}; on pairs whose swap is also held out {swap_heldout:.1%}"
     full = heldout >= PAPER_HELDOUT - HELDOUT_MARGIN
+    text = (f"0-var held-out exact {heldout:.1%}; on pairs whose swap is also held out {swap_heldout:.1%}"
+            + _fails(("0-var held-out exact", f"{heldout:.1%}", f"≥ {PAPER_HELDOUT - HELDOUT_MARGIN:.1%}", full),
+                     ("swap held out too", f"{swap_heldout:.1%}", f"≥ {SWAP_HELDOUT_LEVEL:.0%}",
+                      swap_heldout >= SWAP_HELDOUT_LEVEL)))
     if full and swap_heldout >= SWAP_HELDOUT_LEVEL:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if full or heldout >= 0.9 else NOT_REPRODUCED, text)
@@ -337,7 +355,8 @@ def c2_seed(heldout: float, swap_heldout: float) -> Verdict:
 def c3_seed(var_pools: Mapping[str, float]) -> Verdict:
     """C3 for one composed seed: its final accuracy on each var-restricted pool."""
     low = min(var_pools.values())
-    text = f"lowest var-restricted pool {low:.3f} ({min(var_pools, key=var_pools.get)})"
+    text = (f"lowest var-restricted pool {low:.3f} ({min(var_pools, key=var_pools.get)})"
+            + _fails(("lowest var-restricted pool", f"{low:.3f}", f"≥ {POOL_LEVEL}", low >= POOL_LEVEL)))
     if low >= POOL_LEVEL:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if low >= 0.9 else NOT_REPRODUCED, text)
@@ -352,7 +371,15 @@ def c4_previous_token(m2: float, m5: float, value_ablated_1var: float, value_abl
     isolated = (clean_1var >= LEARNED_LEVEL and value_ablated_1var < LOOKUP_BROKEN
                 and value_ablated_0var >= ADDITION_KEPT)
     text = (f"measure 2 = {m2:.2f}, measure 5 = {m5:.2f}; layer 1 mean-ablated at value positions only: 1-var train"
-            f" (distractor) {clean_1var:.3f} → {value_ablated_1var:.3f}, 0-var train {value_ablated_0var:.3f}")
+            f" (distractor) {clean_1var:.3f} → {value_ablated_1var:.3f}, 0-var train {value_ablated_0var:.3f}"
+            + _fails(("measure 2", f"{m2:.2f}", f"≥ {PREV_TOKEN_LEVEL}", m2 >= PREV_TOKEN_LEVEL),
+                     ("measure 5", f"{m5:.2f}", f"≥ {COPY_LEVEL}", m5 >= COPY_LEVEL),
+                     ("1-var train before the ablation", f"{clean_1var:.3f}", f"≥ {LEARNED_LEVEL}",
+                      clean_1var >= LEARNED_LEVEL),
+                     ("1-var train ablated", f"{value_ablated_1var:.3f}", f"< {LOOKUP_BROKEN}",
+                      value_ablated_1var < LOOKUP_BROKEN),
+                     ("0-var train ablated", f"{value_ablated_0var:.3f}", f"≥ {ADDITION_KEPT}",
+                      value_ablated_0var >= ADDITION_KEPT)))
     if measures and isolated:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if measures or isolated else NOT_REPRODUCED, text)
@@ -362,7 +389,13 @@ def c5_identity(m3: float, m6: float, attention_follows_label: float, answer_fol
     measures = m3 >= IDENTITY_LEVEL and m6 >= READ_LEVEL
     relabel = min(attention_follows_label, answer_follows_label) >= RELABEL_LEVEL
     text = (f"measure 3 = {m3:.2f}, measure 6 = {m6:.2f}; relabel patch: attention follows the label in"
-            f" {attention_follows_label:.1%}, the answer in {answer_follows_label:.1%}")
+            f" {attention_follows_label:.1%}, the answer in {answer_follows_label:.1%}"
+            + _fails(("measure 3", f"{m3:.2f}", f"≥ {IDENTITY_LEVEL}", m3 >= IDENTITY_LEVEL),
+                     ("measure 6", f"{m6:.2f}", f"≥ {READ_LEVEL}", m6 >= READ_LEVEL),
+                     ("attention follows the label", f"{attention_follows_label:.1%}", f"≥ {RELABEL_LEVEL:.0%}",
+                      attention_follows_label >= RELABEL_LEVEL),
+                     ("answer follows the label", f"{answer_follows_label:.1%}", f"≥ {RELABEL_LEVEL:.0%}",
+                      answer_follows_label >= RELABEL_LEVEL)))
     if measures and relabel:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if measures or relabel else NOT_REPRODUCED, text)
@@ -377,7 +410,13 @@ def c6_shared_addition(matched: float, ceiling: float, baselines: Mapping[str, f
     separated = gap >= BASELINE_GAP
     full = separated and matched >= MATCHED_LEVEL and matched >= ceiling - CEILING_GAP and patch_kept >= PATCH_KEPT
     text = (f"MLP-input cosine: matched {matched:.3f}, ceiling {ceiling:.3f}, hardest baseline {hardest}"
-            f" {baselines[hardest]:.3f} (gap {gap:+.3f}); attention patch keeps {patch_kept:.1%} of answers")
+            f" {baselines[hardest]:.3f} (gap {gap:+.3f}); attention patch keeps {patch_kept:.1%} of answers"
+            + _fails(("matched cosine", f"{matched:.3f}", f"≥ {MATCHED_LEVEL}", matched >= MATCHED_LEVEL),
+                     ("gap to the ceiling", f"{ceiling - matched:.3f}", f"≤ {CEILING_GAP}",
+                      matched >= ceiling - CEILING_GAP),
+                     ("gap to the hardest baseline", f"{gap:+.3f}", f"≥ {BASELINE_GAP}", separated),
+                     ("answers kept by the patch", f"{patch_kept:.1%}", f"≥ {PATCH_KEPT:.0%}",
+                      patch_kept >= PATCH_KEPT)))
     if full:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if separated else NOT_REPRODUCED, text)
@@ -391,7 +430,11 @@ def c7_fourier(n_key_frequencies: int, n_above_09: int, median_r2: float, null_m
     beats_null = median_r2 > null_median_r2_q99
     text = (f"{n_key_frequencies} frequencies hold 70 % of the embedding's power; {n_above_09} active neurons with"
             f" R² > {SINGLE_NEURON_R2} (best {best_r2:.3f}); median R² {median_r2:.3f} vs null 99th percentile"
-            f" {null_median_r2_q99:.3f}")
+            f" {null_median_r2_q99:.3f}"
+            + _fails(("key frequencies", f"{n_key_frequencies}", f"1 to {int(FEW_SHARE * n_frequencies)}", few),
+                     ("median R² against the null", f"{median_r2:.3f}", f"> {null_median_r2_q99:.3f}", beats_null),
+                     ("single neurons above R² 0.9", f"{n_above_09}", f"≥ {SINGLE_NEURONS}",
+                      n_above_09 >= SINGLE_NEURONS)))
     if few and beats_null and n_above_09 >= SINGLE_NEURONS:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if few and beats_null else NOT_REPRODUCED, text)

@@ -119,7 +119,7 @@ def test_ci_profile_trains_plots_and_records_claims(ci_book):
     assert book.figure_count(out / "02_training_phases.ipynb") == 4
     import csv
     rows = list(csv.DictReader((runs / "claims.csv").open()))
-    assert list(rows[0]) == ["claim", "paper", "ours", "verdict", "authors_weights"] and len(rows) == 12
+    assert list(rows[0]) == ["claim", "paper", "ours", "verdict", "authors_weights", "first_rule"] and len(rows) == 12
     verdicts = {row["claim"]: row["verdict"] for row in rows}
     assert set(verdicts) == {f"C{i}" for i in range(1, 11)} | {"R1", "R2"}  # R1, R2: the book's own findings
     assert all(verdicts[c] != "not yet run" for c in ("C1", "C2", "C3"))  # the tiny runs were judged
@@ -438,3 +438,31 @@ def test_each_page_loads_mathjax_at_most_once_and_from_the_book(page, html):
     if page in ("book/intro", "book/chapters/08_fourier", "book/chapters/09_theory"):  # pages with math
         assert len(mathjax) == 1 and "_static/mathjax/tex-mml-chtml.js" in mathjax[0]
         assert (html / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+
+
+def test_a_rebuild_that_differs_in_last_digits_keeps_the_committed_chapter():
+    old = b'{"x": [0.30591601, 1.5], "id": "figure-1-abcdef012345", "t": "score 0.306 at 2,701"}'
+    new = b'{"x": [0.30591607, 1.5], "id": "figure-1-0123456789ab", "t": "score 0.306 at 2,701"}'
+    assert book.same_within_rounding(old, new)  # another CPU's seventh digit and the figure's hash
+    assert not book.same_within_rounding(old, new.replace(b"0.306", b"0.311"))  # a changed result
+    assert not book.same_within_rounding(old, new.replace(b"2,701", b"2,801"))
+    assert not book.same_within_rounding(old, new.replace(b"score", b"scare"))
+
+
+def test_the_result_box_opens_a_chapter_that_tests_a_claim(tmp_path):
+    import nbformat
+
+    from assignadd_core import claims
+    root = tmp_path / "runs"
+    claims.record_claim("C4", ours="5 of 5 seeds: measure 2 = 1.00", verdict="reproduced", root=root)
+    chapter = tmp_path / "06_circuits.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Circuits"), nbformat.v4.new_code_cell("1")])
+    nbformat.write(nb, chapter)
+    assert claims.insert_result_box(chapter, root) and claims.insert_result_box(chapter, root)  # replaced, not added
+    cells = nbformat.read(chapter, as_version=4).cells
+    assert [c.cell_type for c in cells] == ["markdown", "markdown", "code"]
+    assert "C4" in cells[1].source and "reproduced" in cells[1].source and "5 of 5 seeds" in cells[1].source
+    assert "C5" in cells[1].source  # the chapter's other claim, not yet run
+    other = tmp_path / "01_task_and_model.ipynb"
+    nbformat.write(nb, other)
+    assert not claims.insert_result_box(other, root)

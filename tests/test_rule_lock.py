@@ -48,6 +48,7 @@ def test_changing_a_rule_s_words_or_code_is_caught(monkeypatch):
 def test_a_change_is_recorded_with_what_why_and_both_verdicts(tmp_path, monkeypatch, capsys):
     path = tmp_path / "rules.lock.json"
     path.write_text(rule_lock.LOCK_PATH.read_text())
+    recorded = len(json.loads(path.read_text())["C3"]["history"])
     monkeypatch.setattr(rule_lock, "LOCK_PATH", path)
     monkeypatch.setattr(verdicts, "POOL_LEVEL", 0.97)
     assert main(["rules"]) == 1 and "C3" in capsys.readouterr().out
@@ -57,7 +58,8 @@ def test_a_change_is_recorded_with_what_why_and_both_verdicts(tmp_path, monkeypa
             "--after", "not reproduced"]
     assert main(args) == 0 and main(["rules"]) == 0
     history = json.loads(path.read_text())["C3"]["history"]
-    assert history[-1]["verdict_after"] == "not reproduced" and len(history) == 2
+    assert history[-1]["verdict_after"] == "not reproduced" and len(history) == recorded + 1
+    assert history[-1]["decision_changed"]
     assert rule_lock.first_verdict("C3", json.loads(path.read_text()))[0] == "reproduced"  # the first rule's
 
 

@@ -176,8 +176,8 @@ def test_threshold_verdict_over_seeds():
     assert v.c8_threshold(far).verdict == NOT_REPRODUCED  # 0.3 from the paper's 0.25
     middle = [v.SeedCrossing(s, 0.45, 0.4, 5) for s in (1, 2, 3)]
     assert v.c8_threshold(middle).verdict == PARTLY  # 0.15 from it
-    assert v.c9_threshold([v.SeedCrossing(s, 0.062, 0.01, 5) for s in (1, 2, 3)]).verdict == PARTLY  # 0.138 from 0.2
-    assert v.c9_threshold([v.SeedCrossing(s, 0.165, 0.113, 5) for s in (1, 2, 3)]).verdict == REPRODUCED
+    assert v.c9_threshold_before_2026_12_02([v.SeedCrossing(s, 0.062, 0.01, 5) for s in (1, 2, 3)]).verdict == PARTLY  # 0.138 from 0.2
+    assert v.c9_threshold_before_2026_12_02([v.SeedCrossing(s, 0.165, 0.113, 5) for s in (1, 2, 3)]).verdict == REPRODUCED
     few = [v.SeedCrossing(1, 0.3, 0.25, 5), v.SeedCrossing(2, None, None, 5)]
     assert v.c8_threshold(few).verdict == NOT_REPRODUCED and "need 3" in v.c8_threshold(few).text
 
