@@ -287,7 +287,7 @@ def cmd_modes(args) -> int:
     if args.action == "run":
         mode_study.run_modes(seed, args.only, args.root, progress=not args.no_progress)
     elif args.action == "measure":
-        for name, path in mode_study.measure(seed, args.root).items():
+        for name, path in mode_study.measure(seed, args.root, progress=not args.no_progress).items():
             print(f"{name}: {path}")
     table = mode_study.outcomes(seed, args.root)
     print(table.to_string(index=False) if len(table) else f"no finished mode of seed {seed} yet")

@@ -15,6 +15,10 @@ below are committed:
   one at the same weights and batch, for several successive batches: its size relative to the gradient, its cosine
   with the gradient, and the cosine between successive differences (near 1: a bias; near 0: rounding).
 
+A fresh clone has the runs but not their checkpoints: `measure` first replays the first REPLAY_STEPS steps of the
+eager, compiled and fp64 runs with every checkpoint kept (under replay/, not committed; the learning rate is
+constant, so these are the full runs' steps) and reports how far each replay's logged loss is from its run's.
+
     python -m assignadd_core modes run [--seed 58] [--only MODE ...]
     python -m assignadd_core modes measure [--seed 58]
 """
@@ -34,6 +38,8 @@ MODES = {"eager": ("off", "fp32"), "compiled": ("on", "fp32"), "fp64": ("off", "
          "compiled_unembed": ("unembed", "fp32")}
 DIFFERENCE_STEPS = (1, 1001, 2001, 3001)  # eager checkpoints where the step difference is measured
 DIFFERENCE_BATCHES = 8  # successive batches at each
+REPLAY_MODES = ("eager", "compiled", "fp64")  # the modes the measurements compare
+REPLAY_STEPS = 3001  # seed 58's modes part before step 2,001 (fp64 composes by 3,001): the replay covers it
 
 
 def study_root(seed: int = STUDY_SEED, root: Path | None = None) -> Path:
@@ -65,6 +71,35 @@ def run_modes(seed: int = STUDY_SEED, only=None, root: Path | None = None, progr
     return runs
 
 
+def _with_checkpoints(base: Path, mode: str) -> Run:
+    """The mode's run if it kept its checkpoints (the machine that trained it), else its replay."""
+    run = Run(base / mode)
+    return run if run.checkpoint_steps() else Run(base / "replay" / mode)
+
+
+def replay(seed: int = STUDY_SEED, until: int = REPLAY_STEPS, modes=REPLAY_MODES, root: Path | None = None,
+           progress: bool = True) -> dict[str, float]:
+    """Retrain the first `until` steps of each mode whose run kept no checkpoints, keeping every checkpoint; returns
+    each replayed mode's largest |loss difference| from its committed run over those steps (0.0: the same run)."""
+    from .threads import set_threads
+    from .trainer import train
+    set_threads(1)
+    base, differences = study_root(seed, root), {}
+    for name in modes:
+        run = Run(base / name)
+        if run.checkpoint_steps() or not run.is_complete():
+            continue
+        compile, precision = MODES[name]
+        again = Run(base / "replay" / name)
+        if not again.is_complete():
+            again = train(study_config(seed).replace(steps=until), again.path, progress=progress,
+                          keep_checkpoints="all", compile=compile, precision=precision)
+        both = run.metrics().set_index("step")["loss"].to_frame("run").join(
+            again.metrics().set_index("step")["loss"].rename("replay"), how="inner")
+        differences[name] = float((both["run"] - both["replay"]).abs().max())
+    return differences
+
+
 def _flat_weights(path: Path) -> np.ndarray:
     from .checkpoint import load_tensors
     tensors = load_tensors(path)
@@ -77,7 +112,7 @@ def weight_distances(seed: int = STUDY_SEED, pairs=(("compiled", "eager"), ("eag
     base = study_root(seed, root)
     rows = {}
     for a, b in pairs:
-        run_a, run_b = Run(base / a), Run(base / b)
+        run_a, run_b = _with_checkpoints(base, a), _with_checkpoints(base, b)
         if not (run_a.checkpoint_dir.is_dir() and run_b.checkpoint_dir.is_dir()):
             continue
         for step in run_a.checkpoint_steps():
@@ -100,7 +135,7 @@ def step_differences(seed: int = STUDY_SEED, steps=DIFFERENCE_STEPS, batches: in
     from .threads import set_threads
     from .trainer import fused_loss
     set_threads(1)
-    config, eager = study_config(seed), Run(study_root(seed, root) / "eager")
+    config, eager = study_config(seed), _with_checkpoints(study_root(seed, root), "eager")
     device = torch.device("cpu")
     stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
     rows = []
@@ -130,10 +165,16 @@ def step_differences(seed: int = STUDY_SEED, steps=DIFFERENCE_STEPS, batches: in
     return pd.DataFrame(rows)
 
 
-def measure(seed: int = STUDY_SEED, root: Path | None = None) -> dict[str, Path]:
-    """Write distances.csv and step_differences.csv beside the modes' runs."""
+def measure(seed: int = STUDY_SEED, root: Path | None = None, progress: bool = True) -> dict[str, Path]:
+    """Write distances.csv and step_differences.csv beside the modes' runs (replaying checkpoints where missing;
+    replay.csv: each replay's largest loss difference from its run)."""
     from .checkpoint import atomic_write_text
     base = study_root(seed, root)
+    replayed = replay(seed, root=root, progress=progress)
+    if replayed:
+        atomic_write_text(base / "replay.csv", pd.DataFrame(
+            [{"mode": m, "steps": REPLAY_STEPS, "largest_loss_difference": d} for m, d in replayed.items()]
+        ).to_csv(index=False, float_format="%.6g"))
     out = {"distances": base / "distances.csv", "step_differences": base / "step_differences.csv"}
     atomic_write_text(out["distances"], weight_distances(seed, root=root).to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out["step_differences"],

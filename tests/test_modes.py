@@ -77,3 +77,22 @@ def test_the_mode_study_trains_its_modes_and_measures_them(tmp_path, monkeypatch
     assert list(table["mode"]) == ["eager", "compiled", "fp64"]
     with pytest.raises(ConfigError, match="unknown mode"):
         mode_study.run_modes(5, only=["turbo"], root=tmp_path)
+
+
+def test_a_clone_without_checkpoints_replays_them_and_the_replay_is_the_run(tmp_path, monkeypatch):
+    """Checkpoints are not committed: measure retrains the first steps of each mode with every checkpoint kept, and
+    the replay's logged losses are its run's exactly (the step is deterministic, the learning rate constant)."""
+    import shutil
+
+    from assignadd_core import mode_study
+    from tiny import TINY
+    monkeypatch.setattr(mode_study, "study_config", lambda seed=58: trainer.RunConfig().replace(**TINY, seed=seed))
+    monkeypatch.setattr(mode_study, "DIFFERENCE_STEPS", (1, 11))
+    monkeypatch.setattr(mode_study, "REPLAY_STEPS", 21)
+    runs = mode_study.run_modes(5, only=["eager", "compiled"], root=tmp_path, progress=False)
+    for run in runs:
+        shutil.rmtree(run.checkpoint_dir)
+    assert mode_study.replay(5, until=21, modes=("eager", "compiled"), root=tmp_path, progress=False) == {
+        "eager": 0.0, "compiled": 0.0}
+    distances = mode_study.weight_distances(5, pairs=(("compiled", "eager"),), root=tmp_path)
+    assert list(distances["step"]) == [1, 11, 21] and (distances["compiled_vs_eager"] < 1e-2).all()
