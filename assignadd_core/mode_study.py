@@ -64,11 +64,16 @@ def run_modes(seed: int = STUDY_SEED, only=None, root: Path | None = None, progr
     for name in names:
         compile, precision = MODES[name]
         run = Run(study_root(seed, root) / name)
-        if not run.is_complete():
+        if not _finished(run):
             run = train(study_config(seed), run.path, progress=progress, keep_checkpoints="all", compile=compile,
                         precision=precision)
         runs.append(run)
     return runs
+
+
+def _finished(run: Run) -> bool:
+    """A mode's results are committed (final.json) even where its model file, not committed, is absent."""
+    return run.final_path.is_file()
 
 
 def _with_checkpoints(base: Path, mode: str) -> Run:
@@ -87,7 +92,7 @@ def replay(seed: int = STUDY_SEED, until: int = REPLAY_STEPS, modes=REPLAY_MODES
     base, differences = study_root(seed, root), {}
     for name in modes:
         run = Run(base / name)
-        if run.checkpoint_steps() or not run.is_complete():
+        if run.checkpoint_steps() or not _finished(run):
             continue
         compile, precision = MODES[name]
         again = Run(base / "replay" / name)
@@ -176,9 +181,11 @@ def measure(seed: int = STUDY_SEED, root: Path | None = None, progress: bool = T
             [{"mode": m, "steps": REPLAY_STEPS, "largest_loss_difference": d} for m, d in replayed.items()]
         ).to_csv(index=False, float_format="%.6g"))
     out = {"distances": base / "distances.csv", "step_differences": base / "step_differences.csv"}
-    atomic_write_text(out["distances"], weight_distances(seed, root=root).to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out["step_differences"],
-                      step_differences(seed, root=root).to_csv(index=False, float_format="%.6g"))
+    tables = {"distances": weight_distances(seed, root=root), "step_differences": step_differences(seed, root=root)}
+    for name, table in tables.items():
+        if table.empty:
+            raise ConfigError(f"seed {seed}: nothing to measure for {name} (train the modes first: modes run)")
+        atomic_write_text(out[name], table.to_csv(index=False, float_format="%.6g"))
     return out
 
 
@@ -189,7 +196,7 @@ def outcomes(seed: int = STUDY_SEED, root: Path | None = None) -> pd.DataFrame:
     rows = []
     for name, (compile, precision) in MODES.items():
         run = Run(study_root(seed, root) / name)
-        if not run.is_complete():
+        if not _finished(run):
             continue
         final = run.final()
         one_var = final["pools"]["1var_train"]

@@ -292,7 +292,8 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
                       annotation_text=f"paper ≈ {paper_value:g}", annotation_position="top left")
     if crossing is not None and crossing.value is not None:
         fig.add_vline(x=crossing.value, line={"color": "#2ca02c", "dash": "dot", "width": 2},
-                      annotation_text=f"ours {crossing.value:.3f}", annotation_position="top right")
+                      annotation_text=f"mean curve {crossing.value:.3f} (rule before 2026-12)",
+                      annotation_position="top right")
     fig.update_layout(title=title, xaxis_title=x_label, yaxis_title=y_label, yaxis_range=[-0.08, 1.05],
                       legend={"orientation": "h", "y": -0.2}, height=460)
     return fig

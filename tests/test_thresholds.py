@@ -125,7 +125,7 @@ def test_the_report_states_the_bracket_the_dip_and_the_verdict():
     report = summary_report(threshold_summary(status_frame(curve), "train_fraction", paper=0.25), "f_sweep")
     assert f"threshold in ({GRID[3]:.3f}, {GRID[4]:.3f}]" in report
     assert f"already reached 0.9 at {GRID[1]:.3f}" in report
-    assert report.endswith("paper: 0.25; verdict: partly")
+    assert report.endswith("paper: 0.25; verdict under the rule before 2026-12 (mean curve over every run): partly")
     assert "below the grid" in crossing(GRID, np.ones(20)).describe()
     assert "does not stay" in crossing(GRID, np.zeros(20)).describe()
     assert logistic_fit(GRID[:3], np.ones(3)).describe().startswith("none: only 3 measured values")
@@ -290,7 +290,7 @@ def test_summary_and_report_before_any_result():
     assert report == ["f_sweep: 0 of 20 grid values finished; seeds with results: []",
                       "crossing: none yet (no grid value measured)",
                       "logistic midpoint: none: only 0 measured values (a fit needs 5)",
-                      "paper: 0.25; verdict: not yet run"]
+                      "paper: 0.25; verdict under the rule before 2026-12 (mean curve over every run): not yet run"]
 
 
 def test_summary_report_lines():
@@ -298,7 +298,7 @@ def test_summary_report_lines():
     assert report == ["f_sweep: 20 of 20 grid values finished; seeds with results: [42, 43]",
                       "crossing (first value from which every point reaches 0.9): 0.300, threshold in (0.200, 0.300]",
                       "logistic midpoint: 0.250 (95 % bootstrap interval 0.200–0.312; 40 points)",
-                      "paper: 0.25; verdict: partly"]
+                      "paper: 0.25; verdict under the rule before 2026-12 (mean curve over every run): partly"]
 
 
 def test_the_level_is_passed_on():

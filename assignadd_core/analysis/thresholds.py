@@ -185,6 +185,10 @@ def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> d
             "reached_earlier": earlier, "verdict": verdict(complete, found, paper, earlier=earlier)}
 
 
+# The mean-curve reading is the rule before 2026-12; the verdicts now read composed runs per seed (chapter 10).
+OLD_RULE = "verdict under the rule before 2026-12 (mean curve over every run)"
+
+
 def summary_report(summary: dict, name: str) -> str:
     """A `threshold_summary` as the lines the chapter prints under each sweep's plot."""
     lines = [f"{name}: {summary['n_finished']} of {summary['n_values']} grid values finished;"
@@ -201,7 +205,7 @@ def summary_report(summary: dict, name: str) -> str:
     if summary["complete"] and summary["runs_finished"] < summary["runs_planned"]:
         lines.append(f"{summary['runs_finished']} of {summary['runs_planned']} planned runs finished: the verdict"
                      f" can still change as the other seeds come in")
-    lines.append(f"paper: {summary['paper']:g}; verdict: {summary['verdict']}")
+    lines.append(f"paper: {summary['paper']:g}; {OLD_RULE}: {summary['verdict']}")
     return "\n".join(lines)
 
 
