@@ -376,8 +376,8 @@ def update_reproduce(path: Path = REPRODUCE) -> None:
 def update_front_page() -> None:
     """The scoreboard and the hero figure of the intro page, and the README's "what reproduced" table, from the
     committed claim records and the main run's metrics (`front_page`)."""
-    from .front_page import HERO, README_TABLE, SCOREBOARD, hero_html, readme_table, scoreboard, update
-    parts = {SCOREBOARD: scoreboard()}
+    from .front_page import HERO, README_TABLE, SCOREBOARD, TALLY, hero_html, readme_table, scoreboard, tally, update
+    parts = {TALLY: tally(), SCOREBOARD: scoreboard()}
     main_run = ROOT / "runs" / "seed42" / "metrics.csv"
     if main_run.is_file():
         parts[HERO] = hero_html(main_run)

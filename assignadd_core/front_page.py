@@ -13,11 +13,42 @@ from .present import VERDICT_COLORS
 SCOREBOARD = ("<!-- scoreboard:start -->", "<!-- scoreboard:end -->")
 HERO = ("<!-- hero:start -->", "<!-- hero:end -->")
 README_TABLE = ("<!-- reproduced:start -->", "<!-- reproduced:end -->")
-HERO_MAX_STEP = 20_000  # the paper's figure shows its first 20,000 steps
+TALLY = ("<!-- tally:start -->", "<!-- tally:end -->")
+HERO_MAX_STEP = 40_000  # the whole main run: the paper's refinement window (14,500-16,000) and ours both show
 
 
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def short_result(ours: str, limit: int = 110) -> str:
+    """The deciding number of a claim's record text: its first clause (cut at a comma before `limit`), and the
+    clauses that say where or why it fell short ("partly in seed51 ...", "not in ...", "fails: ...")."""
+    clauses = [c.strip() for c in str(ours).split("; ") if c.strip()]
+    if not clauses:
+        return ""
+    first = clauses[0]
+    if len(first) > limit:
+        cut = first.rfind(", ", 0, limit)
+        first = (first[:cut] if cut > 0 else first[:limit]) + " …"
+    why = [c for c in clauses[1:] if c.startswith(("partly in", "not in", "fails:", "fails in"))]
+    return "; ".join([first, *why])
+
+
+def tally(records: Path | None = None) -> str:
+    """One sentence: how many of the paper's claims reproduced, partly, not, and how the authors' weights fare."""
+    table = claims_table(records)
+    paper = table[table["claim"].str.startswith("C")]
+    counts = paper["verdict"].value_counts()
+    order = [v for v in VERDICT_COLORS if v in counts.index]
+    parts = [f"**{counts[v]} {v}**" for v in order]
+    theirs = paper[paper["authors_weights"].isin(list(VERDICT_COLORS))]
+    passed = int((theirs["authors_weights"] == "reproduced").sum())
+    changed = paper[paper["first_rule"] != "—"]
+    return (f"Of the paper's {len(paper)} claims, tested on runs this project trained: {', '.join(parts)}. The same"
+            f" rules on the authors' released weights reproduce {passed} of the {len(theirs)} claims that a final model"
+            f" can test. {len(changed)} rules changed after they were first registered; the scoreboard gives the"
+            f" verdict under the first rule beside the current one.")
 
 
 def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> str:
@@ -27,6 +58,8 @@ def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> s
     for r in claims_table(records).itertuples():
         slug = r.chapter.split("/")[-1]
         ours = f'<span style="color:{VERDICT_COLORS[r.verdict]};font-weight:bold;white-space:nowrap">{r.verdict}</span>'
+        number = short_result(r.ours) if r.ours != "—" else ""
+        ours += f"<br><small>{_cell(number)}</small>" if number else ""
         theirs = (f'<span style="color:{VERDICT_COLORS[r.authors_weights]};white-space:nowrap">{r.authors_weights}</span>'
                   if r.authors_weights in VERDICT_COLORS else "—")
         first = (f'<span style="color:{VERDICT_COLORS[r.first_rule]};white-space:nowrap">{r.first_rule}</span>'
@@ -57,12 +90,28 @@ def hero_html(metrics_csv: Path) -> str:
     colors = ("#1f77b4", "#2ca02c", "#d62728")
     data = [{"x": m["step"].tolist(), "y": [round(float(v), 4) for v in y], "name": name, "mode": "lines",
              "line": {"color": color}} for (name, y), color in zip(curves.items(), colors)]
-    layout = {"title": {"text": "The three phases of our main run (seed 42)", "x": 0},
-              "xaxis": {"title": {"text": "training step"}}, "yaxis": {"title": {"text": "accuracy"}, "range": [0, 1.02]},
-              "height": 380, "margin": {"t": 50, "b": 40}, "legend": {"orientation": "h", "y": -0.25},
-              "template": "plotly_white"}
+    from .analysis.phases import detect_phases
+    from .paper import JUMP_STEPS, REFINEMENT_STEPS
+    ours = detect_phases(pd.read_csv(metrics_csv))
+    shapes, notes = [], []
+    for (start, end), text in [(JUMP_STEPS.value, "paper's jump"), (REFINEMENT_STEPS.value, "paper's refinement")]:
+        shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": start, "x1": end, "y0": 0, "y1": 1,
+                       "fillcolor": "#999999", "opacity": 0.25, "line": {"width": 0}})
+        notes.append({"x": (start + end) / 2, "y": 1.0, "xref": "x", "yref": "paper", "text": text,
+                      "showarrow": False, "yanchor": "bottom", "font": {"size": 11, "color": "#555555"}})
+    for key, text in [("jump", "our jump"), ("refinement", "our final rise")]:
+        if ours.get(key):
+            shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": ours[key], "x1": ours[key], "y0": 0,
+                           "y1": 1, "line": {"color": "#2ca02c", "dash": "dot", "width": 1.5}})
+            notes.append({"x": ours[key], "y": 0.04, "xref": "x", "yref": "paper", "text": f"{text} {ours[key]:,}",
+                          "showarrow": False, "xanchor": "left", "font": {"size": 11, "color": "#2ca02c"}})
+    layout = {"xaxis": {"title": {"text": "training step"}}, "yaxis": {"title": {"text": "accuracy"}, "range": [0, 1.02]},
+              "height": 380, "margin": {"t": 30, "b": 40}, "legend": {"orientation": "h", "y": -0.25},
+              "template": "plotly_white", "shapes": shapes, "annotations": notes}
     payload = json.dumps({"data": data, "layout": layout}, separators=(",", ":"))
-    return (f'<div id="hero-phases" class="plotly-graph-div" style="width:100%;height:380px"></div>\n'
+    caption = ("<p class=\"figure-caption\">The three phases of our main run (seed 42) over its 40,000 steps; grey: the"
+               " paper's windows, green: where ours happen.</p>\n")
+    return (caption + f'<div id="hero-phases" class="plotly-graph-div" style="width:100%;height:380px"></div>\n'
             f"<script>window.addEventListener('load', function () {{ var f = {payload};"
             f" Plotly.newPlot('hero-phases', f.data, f.layout, {{responsive: true}}); }});</script>")
 

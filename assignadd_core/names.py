@@ -29,6 +29,10 @@ OTHER_LABELS = {
     "null_q99": "null: 99th percentile", "n_active": "active neurons",
     "swap_heldout": "swap held out too", "swap_in_training": "swap in training",
     "n_swap_heldout": "pairs (swap held out)", "n_swap_in_training": "pairs (swap in training)",
+    # activation patching (chapter 7): the receiver's answer after the patch, and where it was patched
+    "clean_accuracy": "accuracy unpatched", "same_argmax": "answer unchanged", "correct": "correct after patch",
+    "follows_donor": "donor's sum", "donor_argmax": "donor's answer", "rel_logit_change": "relative logit change",
+    "blocks.1.hook_resid_mid": "layer-2 MLP input", "blocks.1.hook_attn_out": "layer-2 attention output",
     # phases
     "addition": "addition", "composition": "composed", "jump": "jump", "refinement_start": "final rise starts",
     "refinement": "final rise (halfway)", "refinement_end": "final rise ends", "addition_first": "addition first",

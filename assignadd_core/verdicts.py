@@ -317,6 +317,8 @@ def over_seeds(per_seed: Mapping[str, Verdict], who: str = "composed seeds") -> 
     failed = [name for name in per_seed if name not in full and name not in part]
     if failed:
         text += f"; not in {named(failed)}"
+    # the deciding numbers of every seed (each seed text's first clause: its measured values)
+    text += "; per seed: " + "; ".join(f"{name} {v.text.split('; ')[0]}" for name, v in per_seed.items()) if n else ""
     if n and len(full) == n:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if full or part else NOT_REPRODUCED, text)

@@ -67,3 +67,34 @@ def test_a_tree_without_the_committed_runs_keeps_its_hero_figure(tmp_path, monke
     book.update_front_page()
     assert intro.read_text().split(hero[0])[1].split(hero[1])[0] == before
     assert "hero figure is left as it was" in capsys.readouterr().out
+
+
+def test_the_tally_counts_the_recorded_verdicts_and_the_authors_weights(tmp_path):
+    claims.record_claim("C2", ours="10 of 10 seeds reproduce it", verdict="reproduced", root=tmp_path)
+    claims.record_claim("C3", ours="3 of 5 composed seeds reproduce it; not in seed50 (fails: pool 0.93 (needs 0.95))",
+                        verdict="partly", root=tmp_path)
+    claims.record_authors("C2", "reproduced", "theirs", root=tmp_path)
+    claims.record_authors("C3", "partly", "theirs", root=tmp_path)
+    text = front_page.tally(tmp_path)
+    assert "**1 reproduced**" in text and "**1 partly**" in text and "**8 not yet run**" in text
+    assert "reproduce 1 of the 2 claims" in text
+    board = front_page.scoreboard(tmp_path)
+    c3 = next(line for line in board.splitlines() if line.startswith("| **C3**"))
+    assert "<small>3 of 5 composed seeds reproduce it; not in seed50 (fails: pool 0.93 (needs 0.95))</small>" in c3
+
+
+def test_a_short_result_keeps_the_first_clause_and_the_reasons_only():
+    assert front_page.short_result("4 of 5 seeds; partly in seed51 (fails: gap 0.057); extra detail") == \
+        "4 of 5 seeds; partly in seed51 (fails: gap 0.057)"
+    long = "logistic fit: r* = 0.177 (success 50 %), 95 % interval 0.024–0.313 over 5 seeds resampled (width 0.290, x)"
+    assert front_page.short_result(long, limit=60) == "logistic fit: r* = 0.177 (success 50 %) …"
+    assert front_page.short_result("") == ""
+
+
+def test_the_hero_spans_the_whole_run_with_the_papers_windows():
+    html = front_page.hero_html(DEFAULT_ROOT / "seed42" / "metrics.csv")
+    payload = json.loads(re.search(r"var f = (\{.*?\});", html).group(1))
+    assert max(payload["data"][0]["x"]) > 30_000
+    rects = [s for s in payload["layout"]["shapes"] if s["type"] == "rect"]
+    assert [(r["x0"], r["x1"]) for r in rects] == [(5300, 5400), (14500, 16000)]
+    assert any(a["text"].startswith("our jump") for a in payload["layout"]["annotations"])
