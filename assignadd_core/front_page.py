@@ -4,6 +4,7 @@ page, and the short "what reproduced" table of the README. Each is a function of
 records and runs/seed42/metrics.csv), so a rebuild of unchanged inputs writes the same bytes."""
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -21,7 +22,7 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def short_result(ours: str, limit: int = 110) -> str:
+def short_result(ours: str, limit: int = 80) -> str:
     """The deciding number of a claim's record text: its first clause (cut at a comma before `limit`), and the
     clauses that say where or why it fell short ("partly in seed51 ...", "not in ...", "fails: ...")."""
     clauses = [c.strip() for c in str(ours).split("; ") if c.strip()]
@@ -44,11 +45,8 @@ def tally(records: Path | None = None) -> str:
     parts = [f"**{counts[v]} {v}**" for v in order]
     theirs = paper[paper["authors_weights"].isin(list(VERDICT_COLORS))]
     passed = int((theirs["authors_weights"] == "reproduced").sum())
-    changed = paper[paper["first_rule"] != "—"]
-    return (f"Of the paper's {len(paper)} claims, tested on runs this project trained: {', '.join(parts)}. The same"
-            f" rules on the authors' released weights reproduce {passed} of the {len(theirs)} claims that a final model"
-            f" can test. {len(changed)} rules changed after they were first registered; the scoreboard gives the"
-            f" verdict under the first rule beside the current one.")
+    return (f"Of the paper's {len(paper)} claims, tested on our own runs: {', '.join(parts)}; on the authors' released"
+            f" weights the same rules reproduce {passed} of the {len(theirs)} that a final model can test.")
 
 
 def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> str:
@@ -64,7 +62,9 @@ def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> s
                   if r.authors_weights in VERDICT_COLORS else "—")
         first = (f'<span style="color:{VERDICT_COLORS[r.first_rule]};white-space:nowrap">{r.first_rule}</span>'
                  if r.first_rule in VERDICT_COLORS else _cell(r.first_rule))
-        rows.append(f"| **{r.claim}** | {_cell(r.statement)} | {_cell(r.paper)} | {ours} | {first} | {theirs} |"
+        short = r.statement.split(":")[0]  # the claim's head; the whole statement on hover and in the claims chapter
+        said = f'<span title="{html.escape(r.statement, quote=True)}">{_cell(short)}</span>'
+        rows.append(f"| **{r.claim}** | {said} | {_cell(r.paper)} | {ours} | {first} | {theirs} |"
                     f" [{slug.split('_', 1)[0]}]({link_prefix}{slug}.ipynb) |")
     return "\n".join(rows)
 

@@ -2,6 +2,8 @@
 into the words readers see in figures and tables. Figures (`plots`) and chapter tables (`readable`) use it."""
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from .data import POOLS
@@ -47,7 +49,18 @@ def label(key: str) -> str:
     return LABELS.get(key, key)
 
 
+# Keys a reader would see as code (an underscore or a dot in them), longest first so that "2var_var_restricted_1"
+# is replaced before a key it contains.
+_CODE_KEYS = sorted((k for k in LABELS if "_" in k or "." in k), key=len, reverse=True)
+_KEY_PATTERN = re.compile("|".join(rf"(?<![\w.]){re.escape(k)}(?![\w])" for k in _CODE_KEYS))
+
+
+def display_text(text: str) -> str:
+    """`text` with every code key in it (pool, measure, hook, quantity names) replaced by its display name."""
+    return _KEY_PATTERN.sub(lambda m: LABELS[m.group(0)], text) if isinstance(text, str) else text
+
+
 def readable(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with display names for its column names and for index values that are keys."""
-    by_name = lambda key: label(key) if isinstance(key, str) else key  # noqa: E731  (numbers stay as they are)
+    by_name = lambda key: display_text(key) if isinstance(key, str) else key  # noqa: E731  (numbers stay as they are)
     return frame.rename(columns=by_name, index=by_name)

@@ -82,6 +82,30 @@ def _axis_key(letter: str, name: str) -> str:
     return f"{letter}axis{name[1:]}"
 
 
+def _display_names(figure: dict) -> None:
+    """Display names for the code keys in trace names, the title, axis titles and annotations (subplot titles)."""
+    from .names import display_text
+    for trace in figure.get("data", []):
+        if isinstance(trace.get("name"), str):
+            trace["name"] = display_text(trace["name"])
+        for axis in ("x", "y"):  # categories on an axis are tick labels a reader sees
+            values = trace.get(axis)
+            if isinstance(values, (list, tuple)) and values and all(isinstance(v, str) for v in values):
+                trace[axis] = [display_text(v) for v in values]
+    layout = figure.get("layout", {})
+    for key, value in layout.items():
+        if key == "title" or key.startswith(("xaxis", "yaxis")):
+            title = value.get("title") if key != "title" else value
+            if isinstance(title, dict) and isinstance(title.get("text"), str):
+                title["text"] = display_text(title["text"])
+            for listed in ("ticktext", "categoryarray"):  # categories are renamed in the traces too (below)
+                if key != "title" and isinstance(value.get(listed), (list, tuple)):
+                    value[listed] = [display_text(t) for t in value[listed]]
+    for note in layout.get("annotations", []):
+        if isinstance(note.get("text"), str):
+            note["text"] = display_text(note["text"])
+
+
 def book_defaults(figure: dict) -> dict:
     """What every figure of the book gets unless it says otherwise: a legend below the plot (a side legend
     squeezes the plot on a phone), a titled colour bar with room of its own, and hover labels that name the trace
@@ -91,6 +115,7 @@ def book_defaults(figure: dict) -> dict:
         layout["legend"] = {**layout.get("legend", {}), "orientation": "h", "yanchor": "top", "y": -0.18,
                             "x": 0, "xanchor": "left"}
         layout["margin"] = {**layout.get("margin", {}), "b": max(layout.get("margin", {}).get("b", 0), 90)}
+    _display_names(figure)
     for trace in figure.get("data", []):
         kind = trace.get("type", "scatter")
         if kind in ("heatmap", "contour") and trace.get("showscale", True):

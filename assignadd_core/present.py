@@ -9,7 +9,7 @@ import html
 
 import pandas as pd
 
-from .names import readable
+from .names import display_text, readable
 from .verdicts import RULE_CHANGES, RULES, VERDICTS, Verdict
 
 VERDICT_COLORS = {"reproduced": "#1a7f37", "partly": "#9a6700", "not reproduced": "#cf222e",
@@ -46,7 +46,8 @@ class Result:
     """A claim's verdict with the numbers that decided it (and, optionally, another rule's verdict beside it)."""
 
     def __init__(self, claim: str, verdict: Verdict, note: str = ""):
-        self.claim, self.verdict, self.note = claim, verdict, note
+        self.claim, self.note = claim, note
+        self.verdict = Verdict(verdict.verdict, display_text(verdict.text))  # display names, not code keys
 
     def __repr__(self) -> str:
         return f"{self.claim}: {self.verdict.verdict} — {self.verdict.text}" + (f" ({self.note})" if self.note else "")
@@ -62,7 +63,7 @@ class Result:
 def seed_verdicts(rows: dict[str, Verdict], numbers: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per seed: its deciding numbers (columns of `numbers`, if given), its verdict and the text."""
     table = pd.DataFrame({"verdict": {k: v.verdict for k, v in rows.items()},
-                          "deciding numbers": {k: v.text for k, v in rows.items()}})
+                          "deciding numbers": {k: display_text(v.text) for k, v in rows.items()}})
     if numbers is not None:
         table = readable(numbers).join(table, how="right")
     return table.rename_axis("seed")

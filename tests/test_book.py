@@ -425,6 +425,61 @@ def test_no_output_is_wider_than_the_text_column(page, page_reports, html):
                                   f" {measured['column']} px column: " + " | ".join(measured["wide"][:6]))
 
 
+# What a reader sees (prose, outputs, tables, figure text; not code): table cells narrower than their content (a
+# word that does not fit: cells never break inside a word, so it overflows the cell instead), and the text.
+READER_VIEW = """(() => {
+  const column = document.querySelector("article.bd-article") || document.querySelector("main");
+  const narrow = [];
+  for (const cell of column.querySelectorAll("td, th")) {
+    if (cell.closest(".cell_input") || cell.scrollWidth <= cell.clientWidth + 1) continue;
+    narrow.push(`${cell.innerText.trim().slice(0, 30)} (${cell.clientWidth} < ${cell.scrollWidth} px)`);
+  }
+  const cell = column.querySelector("td");
+  const wrap = cell ? getComputedStyle(cell).overflowWrap + " " + getComputedStyle(cell).wordBreak : "";
+  const parts = [];
+  const walker = document.createTreeWalker(column, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const parent = walker.currentNode.parentElement;
+    if (!parent.closest(".cell_input, pre, code, script, style, details.parameters")) parts.push(walker.currentNode.textContent);
+  }
+  return {narrow: narrow, wrap: wrap, text: parts.join(" ")};
+})()"""
+
+
+@pytest.fixture(scope="module", params=[1280, 390], ids=["laptop", "phone"])
+def reader_views(request, chromium, server):
+    """Each page's reader view (READER_VIEW), in a laptop's and a phone's window, visited once each (lazily)."""
+    from browser import Chromium
+    driver = Chromium(chromium, width=request.param, height=900)
+    views = {}
+
+    def visit(page: str):
+        if page not in views:
+            views[page] = driver.visit(f"{server}/{page}.html", script=READER_VIEW, ready=FIGURES_DRAWN).result
+        return views[page]
+    yield visit
+    driver.close()
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_no_table_cell_is_narrower_than_its_longest_word(page, reader_views, html):
+    if not (html / f"{page}.html").is_file():
+        pytest.skip(f"{page} is not in this build")
+    view = reader_views(page)
+    assert "anywhere" not in view["wrap"] and "break-all" not in view["wrap"], view["wrap"]
+    assert not view["narrow"], f"{page}: {len(view['narrow'])} cell(s) narrower than a word: " + " | ".join(view["narrow"][:5])
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_no_page_shows_a_raw_key_where_the_core_has_a_display_name(page, reader_views, html):
+    """Pool, measure, hook and quantity keys (those with an underscore or a dot) appear only in code."""
+    from assignadd_core.names import _KEY_PATTERN
+    if not (html / f"{page}.html").is_file():
+        pytest.skip(f"{page} is not in this build")
+    found = sorted(set(_KEY_PATTERN.findall(reader_views(page)["text"])))
+    assert not found, f"{page} shows {found[:8]} (use names.readable / display_text, or put it in code)"
+
+
 @pytest.mark.parametrize("page", BOOK_PAGES)
 def test_each_page_loads_mathjax_at_most_once_and_from_the_book(page, html):
     path = html / f"{page}.html"
@@ -466,3 +521,18 @@ def test_the_result_box_opens_a_chapter_that_tests_a_claim(tmp_path):
     other = tmp_path / "01_task_and_model.ipynb"
     nbformat.write(nb, other)
     assert not claims.insert_result_box(other, root)
+
+
+def test_the_front_pages_first_screen_shows_the_tally_and_the_scoreboard(browser, server, html):
+    if not (html / "book/intro.html").is_file():
+        pytest.skip("the intro is not in this build")
+    script = """(() => {
+      const column = document.querySelector("article.bd-article") || document.querySelector("main");
+      const tally = Array.from(column.querySelectorAll("p")).find(p => p.innerText.startsWith("Of the paper"));
+      const rows = column.querySelectorAll("table tbody tr");
+      const top = el => el ? el.getBoundingClientRect().top + window.scrollY : null;
+      return {tally: top(tally), second_row: top(rows[1]), height: window.innerHeight};
+    })()"""
+    found = browser.visit(f"{server}/book/intro.html", script=script, ready=FIGURES_DRAWN).result
+    assert found["tally"] is not None and found["second_row"] is not None, found
+    assert found["tally"] < found["height"] and found["second_row"] < found["height"], found  # 900 px high window

@@ -77,7 +77,7 @@ def test_the_tally_counts_the_recorded_verdicts_and_the_authors_weights(tmp_path
     claims.record_authors("C3", "partly", "theirs", root=tmp_path)
     text = front_page.tally(tmp_path)
     assert "**1 reproduced**" in text and "**1 partly**" in text and "**8 not yet run**" in text
-    assert "reproduce 1 of the 2 claims" in text
+    assert "reproduce 1 of the 2 that" in text
     board = front_page.scoreboard(tmp_path)
     c3 = next(line for line in board.splitlines() if line.startswith("| **C3**"))
     assert "<small>3 of 5 composed seeds reproduce it; not in seed50 (fails: pool 0.93 (needs 0.95))</small>" in c3
