@@ -297,8 +297,10 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
             (box.tree / "my_profile_tiny.yaml").write_text(yaml.safe_dump(profile))
         tinier(None, box)
         return [Step(head.replace("my_profile.yaml", "my_profile_tiny.yaml"), execute_check)]
-    if re.match(py + r"\.book build$", head):  # the book links the main runs' metrics and the claims table
-        return [Step(head, build_check, adds=("claims.csv", *(f"seed{s}/metrics.csv" for s in range(42, 52))))]
+    if re.match(py + r"\.book build$", head):  # the book links the main runs' metrics, the claims table, sweep CSVs
+        return [Step(head, build_check, adds=("claims.csv", *(f"seed{s}/metrics.csv" for s in range(42, 52)),
+                                              *(f"sweeps/{n}.csv" for n in ("f_sweep", "r_sweep", "r_sweep_share_only",
+                                                                           "composition_odds", "composition_flips"))))]
     if re.match(py + r" split", head):
         return [Step(head, documented_json(command) if "--json" in head else ok("train"))]
     if re.match(py + r" train --help$", head):
