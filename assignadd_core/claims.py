@@ -24,6 +24,7 @@ import pandas as pd
 
 from .checkpoint import atomic_write_text
 from .config import ConfigError
+from .names import display_text
 from .runs import DEFAULT_ROOT
 from .verdicts import RULES
 
@@ -88,14 +89,12 @@ def record_claim(claim: str, ours: str, verdict: str, details: dict | None = Non
     """Store our result for a claim (one JSON file per claim, overwritten by the latest execution)
     when the book driver executes the chapter or `root` names a runs folder; otherwise write nothing,
     say so in one line, and return None."""
-    from .names import display_text
     record = {"claim": claim, "ours": display_text(ours), "verdict": verdict, "details": details or {}}
     return _write_record(record, Path(f"{claim}.json"), claim, root)
 
 
 def record_authors(claim: str, verdict: str, text: str, root: Path | None = None) -> Path | None:
     """Store the verdict of a claim's rule on the authors' released weights (same writing rule as record_claim)."""
-    from .names import display_text
     record = {"claim": claim, "verdict": verdict, "text": display_text(text)}
     return _write_record(record, Path(AUTHORS_DIR) / f"{claim}.json", f"{claim} (authors' weights)", root)
 

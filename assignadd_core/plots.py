@@ -98,7 +98,7 @@ def _display_names(figure: dict) -> None:
             title = value.get("title") if key != "title" else value
             if isinstance(title, dict) and isinstance(title.get("text"), str):
                 title["text"] = display_text(title["text"])
-            for listed in ("ticktext", "categoryarray"):  # categories are renamed in the traces too (below)
+            for listed in ("ticktext", "categoryarray"):  # the same categories as the traces' (renamed above)
                 if key != "title" and isinstance(value.get(listed), (list, tuple)):
                     value[listed] = [display_text(t) for t in value[listed]]
     for note in layout.get("annotations", []):

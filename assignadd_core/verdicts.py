@@ -344,12 +344,11 @@ def c1_seed(p: Mapping) -> Verdict:
 
 def c2_seed(heldout: float, swap_heldout: float) -> Verdict:
     """C2 for one model: 0-var held-out exact accuracy, and the same on pairs whose swap is held out too."""
-    full = heldout >= PAPER_HELDOUT - HELDOUT_MARGIN
+    full, swap_ok = heldout >= PAPER_HELDOUT - HELDOUT_MARGIN, swap_heldout >= SWAP_HELDOUT_LEVEL
     text = (f"0-var held-out exact {heldout:.1%}; on pairs whose swap is also held out {swap_heldout:.1%}"
             + _fails(("0-var held-out exact", f"{heldout:.1%}", f"≥ {PAPER_HELDOUT - HELDOUT_MARGIN:.1%}", full),
-                     ("swap held out too", f"{swap_heldout:.1%}", f"≥ {SWAP_HELDOUT_LEVEL:.0%}",
-                      swap_heldout >= SWAP_HELDOUT_LEVEL)))
-    if full and swap_heldout >= SWAP_HELDOUT_LEVEL:
+                     ("swap held out too", f"{swap_heldout:.1%}", f"≥ {SWAP_HELDOUT_LEVEL:.0%}", swap_ok)))
+    if full and swap_ok:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if full or heldout >= 0.9 else NOT_REPRODUCED, text)
 
@@ -357,9 +356,10 @@ def c2_seed(heldout: float, swap_heldout: float) -> Verdict:
 def c3_seed(var_pools: Mapping[str, float]) -> Verdict:
     """C3 for one composed seed: its final accuracy on each var-restricted pool."""
     low = min(var_pools.values())
+    passed = low >= POOL_LEVEL
     text = (f"lowest var-restricted pool {low:.3f} ({min(var_pools, key=var_pools.get)})"
-            + _fails(("lowest var-restricted pool", f"{low:.3f}", f"≥ {POOL_LEVEL}", low >= POOL_LEVEL)))
-    if low >= POOL_LEVEL:
+            + _fails(("lowest var-restricted pool", f"{low:.3f}", f"≥ {POOL_LEVEL}", passed)))
+    if passed:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if low >= 0.9 else NOT_REPRODUCED, text)
 
@@ -369,35 +369,33 @@ def c4_previous_token(m2: float, m5: float, value_ablated_1var: float, value_abl
                       clean_1var: float = 1.0) -> Verdict:
     """`clean_1var`: 1-var train accuracy (with a distractor) before the ablation, which must be at least
     LEARNED_LEVEL: an ablation cannot break a lookup that does not work."""
-    measures = m2 >= PREV_TOKEN_LEVEL and m5 >= COPY_LEVEL
-    isolated = (clean_1var >= LEARNED_LEVEL and value_ablated_1var < LOOKUP_BROKEN
-                and value_ablated_0var >= ADDITION_KEPT)
+    prev_token, copies = m2 >= PREV_TOKEN_LEVEL, m5 >= COPY_LEVEL
+    learned, broken, kept = (clean_1var >= LEARNED_LEVEL, value_ablated_1var < LOOKUP_BROKEN,
+                             value_ablated_0var >= ADDITION_KEPT)
+    measures, isolated = prev_token and copies, learned and broken and kept
     text = (f"measure 2 = {m2:.2f}, measure 5 = {m5:.2f}; layer 1 mean-ablated at value positions only: 1-var train"
             f" (distractor) {clean_1var:.3f} → {value_ablated_1var:.3f}, 0-var train {value_ablated_0var:.3f}"
-            + _fails(("measure 2", f"{m2:.2f}", f"≥ {PREV_TOKEN_LEVEL}", m2 >= PREV_TOKEN_LEVEL),
-                     ("measure 5", f"{m5:.2f}", f"≥ {COPY_LEVEL}", m5 >= COPY_LEVEL),
-                     ("1-var train before the ablation", f"{clean_1var:.3f}", f"≥ {LEARNED_LEVEL}",
-                      clean_1var >= LEARNED_LEVEL),
-                     ("1-var train ablated", f"{value_ablated_1var:.3f}", f"< {LOOKUP_BROKEN}",
-                      value_ablated_1var < LOOKUP_BROKEN),
-                     ("0-var train ablated", f"{value_ablated_0var:.3f}", f"≥ {ADDITION_KEPT}",
-                      value_ablated_0var >= ADDITION_KEPT)))
+            + _fails(("measure 2", f"{m2:.2f}", f"≥ {PREV_TOKEN_LEVEL}", prev_token),
+                     ("measure 5", f"{m5:.2f}", f"≥ {COPY_LEVEL}", copies),
+                     ("1-var train before the ablation", f"{clean_1var:.3f}", f"≥ {LEARNED_LEVEL}", learned),
+                     ("1-var train ablated", f"{value_ablated_1var:.3f}", f"< {LOOKUP_BROKEN}", broken),
+                     ("0-var train ablated", f"{value_ablated_0var:.3f}", f"≥ {ADDITION_KEPT}", kept)))
     if measures and isolated:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if measures or isolated else NOT_REPRODUCED, text)
 
 
 def c5_identity(m3: float, m6: float, attention_follows_label: float, answer_follows_label: float) -> Verdict:
-    measures = m3 >= IDENTITY_LEVEL and m6 >= READ_LEVEL
-    relabel = min(attention_follows_label, answer_follows_label) >= RELABEL_LEVEL
+    identity, reads = m3 >= IDENTITY_LEVEL, m6 >= READ_LEVEL
+    attention_ok, answer_ok = attention_follows_label >= RELABEL_LEVEL, answer_follows_label >= RELABEL_LEVEL
+    measures, relabel = identity and reads, attention_ok and answer_ok
     text = (f"measure 3 = {m3:.2f}, measure 6 = {m6:.2f}; relabel patch: attention follows the label in"
             f" {attention_follows_label:.1%}, the answer in {answer_follows_label:.1%}"
-            + _fails(("measure 3", f"{m3:.2f}", f"≥ {IDENTITY_LEVEL}", m3 >= IDENTITY_LEVEL),
-                     ("measure 6", f"{m6:.2f}", f"≥ {READ_LEVEL}", m6 >= READ_LEVEL),
+            + _fails(("measure 3", f"{m3:.2f}", f"≥ {IDENTITY_LEVEL}", identity),
+                     ("measure 6", f"{m6:.2f}", f"≥ {READ_LEVEL}", reads),
                      ("attention follows the label", f"{attention_follows_label:.1%}", f"≥ {RELABEL_LEVEL:.0%}",
-                      attention_follows_label >= RELABEL_LEVEL),
-                     ("answer follows the label", f"{answer_follows_label:.1%}", f"≥ {RELABEL_LEVEL:.0%}",
-                      answer_follows_label >= RELABEL_LEVEL)))
+                      attention_ok),
+                     ("answer follows the label", f"{answer_follows_label:.1%}", f"≥ {RELABEL_LEVEL:.0%}", answer_ok)))
     if measures and relabel:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if measures or relabel else NOT_REPRODUCED, text)
@@ -410,15 +408,14 @@ def c6_shared_addition(matched: float, ceiling: float, baselines: Mapping[str, f
     hardest = max(baselines, key=baselines.get)
     gap = matched - baselines[hardest]
     separated = gap >= BASELINE_GAP
-    full = separated and matched >= MATCHED_LEVEL and matched >= ceiling - CEILING_GAP and patch_kept >= PATCH_KEPT
+    matched_ok, near_ceiling, kept = matched >= MATCHED_LEVEL, matched >= ceiling - CEILING_GAP, patch_kept >= PATCH_KEPT
+    full = separated and matched_ok and near_ceiling and kept
     text = (f"MLP-input cosine: matched {matched:.3f}, ceiling {ceiling:.3f}, hardest baseline {hardest}"
             f" {baselines[hardest]:.3f} (gap {gap:+.3f}); attention patch keeps {patch_kept:.1%} of answers"
-            + _fails(("matched cosine", f"{matched:.3f}", f"≥ {MATCHED_LEVEL}", matched >= MATCHED_LEVEL),
-                     ("gap to the ceiling", f"{ceiling - matched:.3f}", f"≤ {CEILING_GAP}",
-                      matched >= ceiling - CEILING_GAP),
+            + _fails(("matched cosine", f"{matched:.3f}", f"≥ {MATCHED_LEVEL}", matched_ok),
+                     ("gap to the ceiling", f"{ceiling - matched:.3f}", f"≤ {CEILING_GAP}", near_ceiling),
                      ("gap to the hardest baseline", f"{gap:+.3f}", f"≥ {BASELINE_GAP}", separated),
-                     ("answers kept by the patch", f"{patch_kept:.1%}", f"≥ {PATCH_KEPT:.0%}",
-                      patch_kept >= PATCH_KEPT)))
+                     ("answers kept by the patch", f"{patch_kept:.1%}", f"≥ {PATCH_KEPT:.0%}", kept)))
     if full:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if separated else NOT_REPRODUCED, text)
@@ -430,14 +427,14 @@ def c7_fourier(n_key_frequencies: int, n_above_09: int, median_r2: float, null_m
     29 at N = 59); `n_above_09`: active neurons with a single-frequency R² above 0.9."""
     few = 1 <= n_key_frequencies <= int(FEW_SHARE * n_frequencies)
     beats_null = median_r2 > null_median_r2_q99
+    single = n_above_09 >= SINGLE_NEURONS
     text = (f"{n_key_frequencies} frequencies hold 70 % of the embedding's power; {n_above_09} active neurons with"
             f" R² > {SINGLE_NEURON_R2} (best {best_r2:.3f}); median R² {median_r2:.3f} vs null 99th percentile"
             f" {null_median_r2_q99:.3f}"
             + _fails(("key frequencies", f"{n_key_frequencies}", f"1 to {int(FEW_SHARE * n_frequencies)}", few),
                      ("median R² against the null", f"{median_r2:.3f}", f"> {null_median_r2_q99:.3f}", beats_null),
-                     ("single neurons above R² 0.9", f"{n_above_09}", f"≥ {SINGLE_NEURONS}",
-                      n_above_09 >= SINGLE_NEURONS)))
-    if few and beats_null and n_above_09 >= SINGLE_NEURONS:
+                     ("single neurons above R² 0.9", f"{n_above_09}", f"≥ {SINGLE_NEURONS}", single)))
+    if few and beats_null and single:
         return Verdict(REPRODUCED, text)
     return Verdict(PARTLY if few and beats_null else NOT_REPRODUCED, text)
 
