@@ -8,7 +8,8 @@ chapter measures, calls the rule and records what it returns; no rule and no lev
 Claims about a final model are decided per seed (`cN_...` on one model) and then over the seeds
 (`over_seeds`: "k of n composed seeds", with an exact binomial interval). A rule that was rewritten keeps its
 earlier wording and the reason in `RULE_CHANGES`, and its old function stays callable, so the chapter prints the
-old verdict beside the new one.
+old verdict beside the new one. Every change of a rule's code or levels, one that moves no decision too, has a
+dated entry with the verdict before and after in the rule lock (`rule_lock`, `rules.lock.json`).
 """
 from __future__ import annotations
 
