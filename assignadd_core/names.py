@@ -35,6 +35,9 @@ OTHER_LABELS = {
     "clean_accuracy": "accuracy unpatched", "same_argmax": "answer unchanged", "correct": "correct after patch",
     "follows_donor": "donor's sum", "donor_argmax": "donor's answer", "rel_logit_change": "relative logit change",
     "blocks.1.hook_resid_mid": "layer-2 MLP input", "blocks.1.hook_attn_out": "layer-2 attention output",
+    # flip rates (chapter 4)
+    "interval_runs": "95 % interval (runs)", "interval_cells": "95 % interval (cells resampled)",
+    "cells_flipped": "cells with a flip", "cells_with_a_flip": "cells with a flip",
     # phases
     "addition": "addition", "composition": "composed", "jump": "jump", "refinement_start": "final rise starts",
     "refinement": "final rise (halfway)", "refinement_end": "final rise ends", "addition_first": "addition first",

@@ -71,18 +71,30 @@ def shares_figure(shares: dict, title: str):
 
 
 def flips_figure(flips, between_modes: dict, title: str):
-    """The flip rate against each cell's own eager run, per perturbation (exact intervals), with the rate between
-    the eager and the compiled run of the same cells beside them."""
+    """The flip rate against each cell's own eager run, per perturbation, with the rate between the eager and the
+    compiled run of the same cells beside them: a bar per setting, its exact interval (runs as the unit) left of
+    its centre and, where the table has it, the interval that resamples cells (grey) right of it."""
     names = [*flips["setting"], "eager vs compiled (every cell)"]
     rates = [*flips["rate"], between_modes["rate"]]
     lows, highs = [*flips["low"], between_modes["low"]], [*flips["high"], between_modes["high"]]
     counts = [f"{f} of {n}" for f, n in zip(flips["flips"], flips["runs"])] + \
         [f"{between_modes['flips']} of {between_modes['runs']}"]
     colors = ["#0969da" if kind == "nudge" else "#8250df" for kind in flips["kind"]] + ["#6e7781"]
-    fig = go.Figure(go.Bar(x=names, y=rates, error_y=_error(rates, lows, highs), marker={"color": colors},
-                           text=counts, hovertemplate="%{x}: %{text} flipped<extra></extra>"))
-    fig.update_layout(title=title, yaxis={"title": "share of runs whose outcome flips", "range": [0, 1]}, height=460,
-                      xaxis={"tickangle": -30})
+    at = np.arange(len(names), dtype=float)
+    fig = go.Figure(go.Bar(x=at, y=rates, marker={"color": colors}, text=counts, showlegend=False,
+                           hovertemplate="%{text} flipped<extra></extra>"))
+    whisker = {"mode": "markers", "marker": {"size": 1, "color": "rgba(0,0,0,0)"}}
+    fig.add_trace(go.Scatter(x=at - 0.12, y=rates, name="exact 95 % interval (runs)", **whisker,
+                             error_y={**_error(rates, lows, highs), "color": "#1f2328", "width": 5},
+                             hovertemplate="%{y:.0%}, runs as the unit<extra></extra>"))
+    if "cell_low" in flips:
+        cell = list(flips["rate"])
+        fig.add_trace(go.Scatter(x=at[:len(cell)] + 0.12, y=cell, name="95 % interval, cells resampled", **whisker,
+                                 error_y={**_error(cell, flips["cell_low"], flips["cell_high"]), "color": "#8c959f",
+                                          "width": 5}, hovertemplate="%{y:.0%}, cells as the unit<extra></extra>"))
+    fig.update_layout(title=title, yaxis={"title": "share of runs whose outcome flips", "range": [0, 1]}, height=480,
+                      xaxis={"tickangle": -30, "tickvals": list(at), "ticktext": names},
+                      legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0})
     return fig
 
 

@@ -43,8 +43,8 @@ PARTS = {
     "C10": ((verdicts.c10_gradient,),
             (verdicts, ("C10_COPY", "C10_EQ", "C10_IDENTITY_LOW", "C10_MIN_WINDOW", "C10_MIN_SEEDS"))),
     "R1": ((verdicts.r1_rate,), (verdicts, ("LEARNED_LEVEL",))),
-    "R2": ((verdicts.odds_answer, verdicts.basin_or_chaos, odds.permutation_tests, odds.factor_permutation_p,
-            odds.cell_permutation_p),
+    "R2": ((verdicts.odds_answer, verdicts.basin_or_chaos, verdicts.basin_or_chaos_by_runs, odds.permutation_tests,
+            odds.factor_permutation_p, odds.cell_permutation_p, odds.cluster_interval),
            (verdicts, ("ODDS_LEVEL", "LEARNED_LEVEL"))),
 }
 

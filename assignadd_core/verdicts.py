@@ -177,8 +177,10 @@ RULES = {
            " The mode: an exact McNemar test on the 64 eager/compiled pairs (does one mode compose more often?) and"
            " the between-mode flip rate with its exact interval. Basin or chaos: on the 8 diagonal cells (the i-th"
            " initialization with the i-th data order, chosen before any result), the flip rate against the cell's"
-           " own eager run for each perturbation; chaotic if the flip rate at a nudge of 1e-7 is not below the"
-           " rate at 1e-2 (one-sided Fisher's exact test, p ≥ 0.05), basin-like otherwise. Earlier studies"
+           " own eager run for each perturbation, with the cell as the unit (the replicates of a cell share it):"
+           " per cell, the flip share at a nudge of 1e-2 minus the share at 1e-7; basin-like if the mean of these"
+           " differences is above 0 by an exact one-sided sign-flip test over the cells (p < 0.05), chaotic"
+           " otherwise; each flip rate with an interval that resamples cells beside the exact one on runs. Earlier studies"
            " (below): "
            "A run composed when its 1-var train"
            " accuracy is at least 0.9 after 12,000 steps. The rate over seeds comes with a Clopper–Pearson interval and"
@@ -245,7 +247,13 @@ RULE_CHANGES = {
                           " Verdict under it: the initialization decides (p = 0.015). Withdrawn: R2's answer now"
                           " comes from a fresh crossed design with replicates, its rule stated before its first run;"
                           " the old factorial is re-read with the initialization as the unit and without the"
-                          " diagonal."),),
+                          " diagonal."),
+           ("2026-12-03", "Basin or chaos was a one-sided Fisher test on the runs of the smallest and the largest"
+                          " nudge, as if the 24 runs of each were independent, though they are 3 replicates in each"
+                          " of 8 cells. Now the cell is the unit (a sign-flip test on the per-cell differences), and"
+                          " every flip rate gets a cell-resampling interval beside its exact one. Changed when 21"
+                          " and 20 of the 24 runs were in, before the rule was read (it waits for all 24): on those"
+                          " runs the Fisher rule reads chaotic (p = 0.75), the cell rule chaotic (p = 1)."),),
     "C10": (("2026-12", "The window was read on the committed checkpoints of seed 42 alone (every 100 steps; it held"
                         " none), with the interval over its checkpoints; now on dense checkpoints of every composed"
                         " seed, with the interval over seeds and the failing seeds as a control."),
@@ -279,9 +287,27 @@ def odds_answer(p_values: Mapping[str, float]) -> dict:
     return {"decides": passing, "answer": answer, "p": dict(p_values)}
 
 
-def basin_or_chaos(small: tuple[int, int], large: tuple[int, int]) -> dict:
-    """Basin or chaos from the flip counts (flips, runs) at the smallest and the largest nudge: basin-like if the
-    small nudge flips less often than the large one (one-sided Fisher's exact test, p < ODDS_LEVEL), else chaotic."""
+def basin_or_chaos(small, large) -> dict:
+    """Basin or chaos with the cell as the unit: `small` and `large` are the (flips, runs) of each cell at the
+    smallest and the largest nudge, in the same cell order. Per cell the difference of the two flip shares; basin-like
+    if their mean is above 0 by an exact one-sided sign-flip test over the cells (every assignment of signs; p <
+    ODDS_LEVEL), else chaotic. Beside it, the first rule's Fisher test on the runs (`basin_or_chaos_by_runs`)."""
+    if len(small) != len(large) or not small:
+        raise ValueError("basin_or_chaos needs the same cells, at least one, at both nudge sizes")
+    import itertools
+    import numpy as np
+    diffs = np.array([fl / nl - fs / ns for (fs, ns), (fl, nl) in zip(small, large)])
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(diffs))))  # 2^cells: exact for 8 cells
+    p = float(np.mean((signs * np.abs(diffs)).mean(1) >= diffs.mean() - 1e-12))
+    return {"p": p, "reading": "basin-like" if p < ODDS_LEVEL else "chaotic", "cells": len(diffs),
+            "mean_difference": float(diffs.mean()),
+            "by_runs": basin_or_chaos_by_runs(tuple(map(sum, zip(*small))), tuple(map(sum, zip(*large))))}
+
+
+def basin_or_chaos_by_runs(small: tuple[int, int], large: tuple[int, int]) -> dict:
+    """R2's first basin-or-chaos rule (before 2026-12-03; RULE_CHANGES["R2"]), runs as the unit: basin-like if the
+    small nudge's (flips, runs) flip less often than the large one's (one-sided Fisher's exact test, p <
+    ODDS_LEVEL), else chaotic. Kept to print its reading beside the cell-level one."""
     from scipy.stats import fisher_exact
     table = [[small[0], small[1] - small[0]], [large[0], large[1] - large[0]]]
     p = float(fisher_exact(table, alternative="less").pvalue)

@@ -91,8 +91,27 @@ def test_flip_rates_and_the_basin_reading():
     replicate = pd.Series([True, False, False, True, True, False, True, True])
     out = odds.flip_rate(reference, replicate)
     assert (out["flips"], out["runs"]) == (2, 8) and out["low"] < 0.25 < out["high"]
-    assert verdicts.basin_or_chaos((0, 24), (10, 24))["reading"] == "basin-like"
-    assert verdicts.basin_or_chaos((8, 24), (10, 24))["reading"] == "chaotic"
+    assert verdicts.basin_or_chaos_by_runs((0, 24), (10, 24))["reading"] == "basin-like"
+    assert verdicts.basin_or_chaos_by_runs((8, 24), (10, 24))["reading"] == "chaotic"
+
+
+def test_basin_or_chaos_takes_the_cell_as_its_unit():
+    spread = [(0, 3)] * 8, [(1, 3), (2, 3), (1, 3), (1, 3), (2, 3), (1, 3), (1, 3), (1, 3)]
+    out = verdicts.basin_or_chaos(*spread)  # the large nudge flips more in every cell: 1 / 256 of the sign flips
+    assert out["reading"] == "basin-like" and out["p"] == 1 / 256 and out["cells"] == 8
+    # the same 10 flips in 24 runs, but all in one cell: the run-level test would call it a basin, the cell test not
+    one_cell = [(0, 3)] * 8, [(3, 3), (3, 3), (3, 3), (1, 3)] + [(0, 3)] * 4
+    assert verdicts.basin_or_chaos_by_runs((0, 24), (10, 24))["reading"] == "basin-like"
+    assert verdicts.basin_or_chaos(*one_cell)["reading"] == "chaotic"
+    assert verdicts.basin_or_chaos([(1, 3)] * 8, [(1, 3)] * 8)["reading"] == "chaotic"  # equal rates: the null
+    with pytest.raises(ValueError):
+        verdicts.basin_or_chaos([(0, 3)], [(0, 3), (1, 3)])
+
+
+def test_the_cell_interval_is_wider_when_flips_share_a_cell():
+    spread = odds.cluster_interval([1] * 8, [3] * 8)
+    bunched = odds.cluster_interval([3, 3, 2, 0, 0, 0, 0, 0], [3] * 8)
+    assert spread == (1 / 3, 1 / 3) and bunched[0] < 1 / 3 < bunched[1] and bunched[1] - bunched[0] > 0.3
 
 
 def test_the_fresh_design_is_drawn_by_its_rule_from_unused_seeds():

@@ -230,24 +230,59 @@ def perturbation_label(row) -> str:
     return "none"
 
 
-def flip_table(perturbed: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
-    """Per perturbation setting: how often its runs' outcomes differ from their cell's own eager unperturbed run
-    (`reference`: the design's table), with an exact interval (runs as the unit) and the cells with a flip."""
-    eager = reference[reference["mode"] == "eager"].set_index(["init", "data"])["composed"]
-    rows = []
+def flips_by_cell(perturbed: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """Per perturbation setting and (init, data) cell: how many of the cell's perturbed runs differ from the cell's
+    own eager unperturbed run (`reference`: the design's table); cells without a reference run are left out."""
+    eager = reference[reference["mode"] == "eager"].set_index(["init", "data"])["composed"].astype(bool)
     labelled = perturbed.assign(setting=[perturbation_label(r) for r in perturbed.to_dict("records")])
-    for setting, group in labelled.groupby("setting", sort=False):
-        ref = eager.reindex(pd.MultiIndex.from_frame(group[["init", "data"]]))
-        flipped = group["composed"].to_numpy(bool) != ref.to_numpy(dtype=float).astype(bool)
-        valid = ~ref.isna().to_numpy()
-        out = flip_rate(pd.Series(ref.to_numpy()[valid].astype(bool)), pd.Series(group["composed"].to_numpy()[valid]))
-        kind = "gradient noise" if setting.startswith("gradient") else "nudge"
-        rows.append({"setting": setting, "kind": kind, "size": float(group["grad_noise" if kind != "nudge" else
-                                                                          "jitter"].iloc[0]),
-                     "step": int(group["jitter_step"].iloc[0]), **out,
-                     "cells_with_a_flip": int(group[valid].assign(f=flipped[valid]).groupby(["init", "data"])["f"]
-                                              .any().sum())})
+    labelled = labelled[pd.MultiIndex.from_frame(labelled[["init", "data"]]).isin(eager.index)]
+    ref = eager.reindex(pd.MultiIndex.from_frame(labelled[["init", "data"]])).to_numpy(bool)
+    labelled = labelled.assign(flipped=(labelled["composed"].to_numpy(bool) != ref).astype(int))
+    kind = np.where(labelled["setting"].str.startswith("gradient"), "gradient noise", "nudge")
+    size = np.where(kind == "nudge", labelled["jitter"].astype(float), labelled["grad_noise"].astype(float))
+    labelled = labelled.assign(kind=kind, size=size)
+    return (labelled.groupby(["setting", "init", "data"], sort=False)
+            .agg(kind=("kind", "first"), size=("size", "first"), step=("jitter_step", "first"),
+                 flips=("flipped", "sum"), runs=("flipped", "size")).reset_index())
+
+
+def cluster_interval(flips, runs, n: int = 10_000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of the pooled rate sum(flips) / sum(runs) when the cells, not the runs, are resampled
+    (the replicates of a cell are not independent of each other)."""
+    flips, runs = np.asarray(flips, float), np.asarray(runs, float)
+    if len(runs) == 0 or runs.sum() == 0:
+        return float("nan"), float("nan")
+    pick = np.random.default_rng(seed).integers(0, len(runs), size=(n, len(runs)))
+    rates = flips[pick].sum(1) / np.maximum(runs[pick].sum(1), 1)
+    tail = (1 - level) / 2
+    return float(np.quantile(rates, tail)), float(np.quantile(rates, 1 - tail))
+
+
+def flip_table(perturbed: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """Per perturbation setting: how often its runs' outcomes differ from their cell's own eager unperturbed run,
+    with two intervals: exact with the run as the unit (`low`, `high`) and with the cell as the unit
+    (`cell_low`, `cell_high`, `cluster_interval`), and the number of cells with a flip."""
+    rows = []
+    for setting, group in flips_by_cell(perturbed, reference).groupby("setting", sort=False):
+        flips, runs = int(group["flips"].sum()), int(group["runs"].sum())
+        low, high = clopper_pearson(flips, runs)
+        cell_low, cell_high = cluster_interval(group["flips"], group["runs"])
+        rows.append({"setting": setting, "kind": group["kind"].iloc[0], "size": float(group["size"].iloc[0]),
+                     "step": int(group["step"].iloc[0]), "flips": flips, "runs": runs,
+                     "rate": flips / runs if runs else float("nan"), "low": low, "high": high,
+                     "cell_low": cell_low, "cell_high": cell_high, "cells": len(group),
+                     "cells_with_a_flip": int((group["flips"] > 0).sum())})
     return pd.DataFrame(rows)
+
+
+def paired_cells(by_cell: pd.DataFrame, small: str, large: str) -> tuple[list, list]:
+    """The (flips, runs) of two settings on the cells both have, in one cell order: `verdicts.basin_or_chaos`'s
+    input."""
+    a = by_cell[by_cell["setting"] == small].set_index(["init", "data"])
+    b = by_cell[by_cell["setting"] == large].set_index(["init", "data"])
+    both = a.index.intersection(b.index)
+    return ([(int(a.loc[c, "flips"]), int(a.loc[c, "runs"])) for c in both],
+            [(int(b.loc[c, "flips"]), int(b.loc[c, "runs"])) for c in both])
 
 
 def early_stop_saving(table: pd.DataFrame) -> dict:
