@@ -1,0 +1,176 @@
+// Fits each figure's text to the width the page draws it at (a figure is drawn for a laptop and shrinks to the
+// column on a phone): a legend that is cut or sits on the x axis's labels moves below them, horizontal; an
+// annotation (a subplot's title, a line's label) or an axis title that is cut or overlaps another first gets a
+// smaller font, then wraps, then moves aside; a grid of panels too narrow to read (a phone) becomes one column. When a figure's text fits, its div gets data-fitted="1".
+(() => {
+  const MIN_FONT = 9, PASSES = 6, MIN_PANEL = 170, PANEL_GAP = 100;
+
+  const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
+                            Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top)) > 4;
+
+  function boxes(gd, selector) {  // boxes relative to the figure, visible ones only
+    const frame = gd.querySelector(".main-svg").getBoundingClientRect();
+    return Array.from(gd.querySelectorAll(selector)).map(el => {
+      const b = el.getBoundingClientRect();
+      return {el, left: b.left - frame.left, right: b.right - frame.left, top: b.top - frame.top,
+              bottom: b.bottom - frame.top, width: b.width, height: b.height};
+    }).filter(b => b.width > 0 && b.height > 0);
+  }
+
+  function isCut(gd, box) {
+    const frame = gd.querySelector(".main-svg").getBoundingClientRect();
+    return box.left < -1 || box.right > frame.width + 1 || box.top < -1 || box.bottom > frame.height + 1;
+  }
+
+  function wrapped(text) {  // at the space nearest the middle; null when there is none or it is wrapped already
+    if (!text || text.includes("<br>")) return null;
+    const spaces = [...text.matchAll(/ /g)].map(m => m.index);
+    if (!spaces.length) return null;
+    const middle = spaces.reduce((a, b) => Math.abs(b - text.length / 2) < Math.abs(a - text.length / 2) ? b : a);
+    return text.slice(0, middle) + "<br>" + text.slice(middle + 1);
+  }
+
+  // The next change for one piece of text: a smaller font, then a wrapped line; null when neither is left.
+  function shrinkOrWrap(update, prefix, spec, fallbackSize) {
+    const size = (spec.font && spec.font.size) || fallbackSize;
+    if (size > MIN_FONT) { update[prefix + ".font.size"] = Math.max(MIN_FONT, Math.floor(size * 0.85)); return true; }
+    const text = wrapped(spec.text);
+    if (text) { update[prefix + ".text"] = text; return true; }
+    return false;
+  }
+
+
+  // Panels side by side that a phone squeezes below MIN_PANEL pixels each: one column, each panel the figure's
+  // width, its title and colour bar moved with it. Returns whether it changed the figure.
+  function reflowPlan(gd, update) {
+    const layout = gd._fullLayout, size = layout._size;
+    const subplots = (layout._subplots && layout._subplots.cartesian) || [];
+    const panels = subplots.map(name => {
+      const [x, y] = name.match(/^(x\d*)(y\d*)$/).slice(1);
+      const xa = layout["xaxis" + x.slice(1)], ya = layout["yaxis" + y.slice(1)];
+      return {x, y, xa, ya, xd: xa.domain.slice(), yd: ya.domain.slice()};
+    });
+    const columns = new Set(panels.map(p => p.xd.join()));
+    const narrowest = Math.min(...panels.map(p => (p.xd[1] - p.xd[0]) * size.w));
+    if (gd._fitReflowed || panels.length < 2 || columns.size < 2 || narrowest >= MIN_PANEL) return false;
+    gd._fitReflowed = true;
+    panels.sort((a, b) => (b.yd[1] - a.yd[1]) || (a.xd[0] - b.xd[0]));
+    const traces = gd._fullData;
+    const withBar = panels.map(p => traces.filter(t => t.xaxis === p.x && t.yaxis === p.y && t.showscale));
+    const right = withBar.some(b => b.length) ? 0.8 : 1;
+    const panelHeight = Math.min(320, Math.max(200, size.w * right * 0.85));
+    const plotHeight = panels.length * panelHeight + (panels.length - 1) * PANEL_GAP;
+    const titles = (layout.annotations || []).map((a, i) => ({a, i})).filter(({a}) => a.xref === "paper" && a.yref === "paper");
+    const colorbars = [];
+    panels.forEach((p, k) => {
+      const top = 1 - k * (panelHeight + PANEL_GAP) / plotHeight, bottom = top - panelHeight / plotHeight;
+      update[`xaxis${p.x.slice(1)}.domain`] = [0, right];
+      update[`yaxis${p.y.slice(1)}.domain`] = [bottom, top];
+      const centre = (p.xd[0] + p.xd[1]) / 2;
+      for (const {a, i} of titles) {  // the panel's subplot title: centred over its old domain, at its top
+        if (Math.abs(a.x - centre) < 0.02 && Math.abs(a.y - p.yd[1]) < 0.05) {
+          update[`annotations[${i}].x`] = right / 2;
+          update[`annotations[${i}].y`] = top + (a.y - p.yd[1]);
+        }
+      }
+      for (const t of withBar[k]) colorbars.push({index: t.index, y: (top + bottom) / 2, len: panelHeight / plotHeight});
+    });
+    update.height = layout.height - size.h + plotHeight;
+    gd._fitColorbars = colorbars;
+    return true;
+  }
+
+  function legendPlan(gd, update) {
+    const layout = gd._fullLayout, legend = gd.querySelector(".legend");
+    if (!legend || !layout.showlegend) return;
+    const [box] = boxes(gd, ".legend");
+    if (!box) return;
+    const xText = boxes(gd, ".xaxislayer-above text, [class^='g-x'][class$='title'] text");
+    const others = boxes(gd, ".colorbar, .annotation");
+    if (!isCut(gd, box) && !xText.some(t => overlap(t, box)) && !others.some(t => overlap(t, box))) return;
+    const size = layout._size, plotBottom = size.t + size.h;
+    const lowest = Math.max(plotBottom, ...xText.map(t => t.bottom));
+    gd._fitPlotHeight = gd._fitPlotHeight || size.h;
+    Object.assign(update, {"legend.orientation": "h", "legend.x": 0, "legend.xanchor": "left",
+                           "legend.y": -(lowest + 6 - plotBottom) / size.h, "legend.yanchor": "top"});
+    // Plotly makes room for the legend by shrinking the plot: give the figure that height back instead
+    const lost = gd._fitPlotHeight - size.h;
+    const needed = Math.max(lost, box.bottom - layout.height + 4);
+    if (needed > 2) update.height = layout.height + needed;
+  }
+
+  function annotationPlan(gd, update) {
+    const specs = gd._fullLayout.annotations || [];
+    const notes = boxes(gd, ".annotation").filter(b => b.el.dataset.index !== undefined);
+    const changed = new Set();
+    notes.forEach((a, i) => {
+      const spec = specs[+a.el.dataset.index];
+      if (!spec || changed.has(a.el.dataset.index)) return;
+      const hit = notes.slice(i + 1).find(b => overlap(a, b));
+      if (!isCut(gd, a) && !hit) return;
+      const prefix = `annotations[${a.el.dataset.index}]`;
+      if (shrinkOrWrap(update, prefix, spec, 12)) { changed.add(a.el.dataset.index); return; }
+      const frame = gd.querySelector(".main-svg").getBoundingClientRect();
+      if (a.right > frame.width + 1) update[prefix + ".xshift"] = (spec.xshift || 0) - (a.right - frame.width + 2);
+      else if (a.left < -1) update[prefix + ".xshift"] = (spec.xshift || 0) - a.left + 2;
+      else if (hit) {  // the later one steps down by the overlap (labels of lines that sit close together)
+        const other = specs[+hit.el.dataset.index];
+        update[`annotations[${hit.el.dataset.index}].yshift`] = (other.yshift || 0) - (a.bottom - hit.top + 2);
+        changed.add(hit.el.dataset.index);
+      }
+      changed.add(a.el.dataset.index);
+    });
+  }
+
+  function axisTitlePlan(gd, update) {
+    const layout = gd._fullLayout;
+    for (const title of boxes(gd, "[class^='g-x'][class$='title'], [class^='g-y'][class$='title']")) {
+      const name = title.el.getAttribute("class").slice(2, -5);  // g-x2title -> x2
+      const axis = layout[name[0] + "axis" + name.slice(1)];
+      if (!axis || !axis.title || !axis.title.text) continue;
+      const legendClash = boxes(gd, ".legend").some(l => overlap(l, title));
+      if (isCut(gd, title) && !legendClash) shrinkOrWrap(update, `${name[0]}axis${name.slice(1)}.title`, axis.title, 14);
+    }
+  }
+
+  async function fit(gd) {
+    if (gd._fitting || !gd._fullLayout || !gd.querySelector(".main-svg")) return;
+    gd._fitting = true;
+    try {  // a bounded number of changes per width, so a figure whose text cannot fit stops trying
+      for (gd._fitPasses = gd._fitPasses || 0; gd._fitPasses < PASSES; gd._fitPasses++) {
+        const update = {};
+        if (!reflowPlan(gd, update)) {
+          legendPlan(gd, update);
+          annotationPlan(gd, update);
+          axisTitlePlan(gd, update);
+        }
+        if (!Object.keys(update).length) break;
+        if (update.height) gd.style.height = `${Math.round(update.height)}px`;  // the div grows with the figure
+        await window.Plotly.relayout(gd, update);
+        for (const bar of gd._fitColorbars || [])
+          await window.Plotly.restyle(gd, {"colorbar.x": 0.84, "colorbar.xanchor": "left", "colorbar.y": bar.y,
+                                           "colorbar.yanchor": "middle", "colorbar.len": bar.len}, [bar.index]);
+        gd._fitColorbars = null;
+      }
+    } finally {
+      gd._fitting = false;
+      gd.dataset.fitted = "1";
+    }
+  }
+
+  function fitAll() {
+    if (!window.Plotly) return;
+    document.querySelectorAll(".js-plotly-plot").forEach(gd => {
+      if (!gd._fitHooked && gd.on) {
+        gd._fitHooked = true;
+        gd.on("plotly_afterplot", () => setTimeout(() => fit(gd), 0));  // also after a resize redraws it
+      }
+      if (!gd.dataset.fitted) fit(gd);
+    });
+  }
+
+  window.addEventListener("load", () => { fitAll(); setTimeout(fitAll, 500); });
+  window.addEventListener("resize", () => {
+    document.querySelectorAll(".js-plotly-plot").forEach(gd => { delete gd.dataset.fitted; gd._fitPasses = 0; });
+  });
+})();
