@@ -173,6 +173,13 @@ class TrainConfig:
     # Stop once 1-var train accuracy >= COMPOSED_LEVEL has held for this many evaluations in a row (0: never stop
     # early): a composition study needs the outcome, not the rest of the run. A stuck run runs to `steps`.
     stop_when_composed: int = 0
+    # C10's causal test (`steer`): in the updates of steps steer_from..steer_to (0: none), the component of the
+    # layer-2 QK update along the identity direction is set to steer_share x the update's norm (0 removes it);
+    # steer_sham: along a fixed random direction orthogonal to it instead (drawn from perturb_seed), the control.
+    steer_from: int = 0
+    steer_to: int = 0
+    steer_share: float = 0.0
+    steer_sham: bool = False
     eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
     probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
 
@@ -198,24 +205,36 @@ class TrainConfig:
         for name in ("jitter", "grad_noise"):
             value = _real(getattr(self, name))
             _require(0 <= value < math.inf, f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
-        for name in ("jitter_step", "perturb_seed", "stop_when_composed"):
+        for name in ("jitter_step", "perturb_seed", "stop_when_composed", "steer_from", "steer_to"):
             value = getattr(self, name)
             _require(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
                      f"{name} must be an integer >= 0, got {value!r}")
         _require(self.jitter_step < self.steps,
                  f"jitter_step must come before the last step ({self.steps}), got {self.jitter_step}")
+        _require(0 <= _real(self.steer_share) <= 1, f"steer_share must lie in [0, 1], got {self.steer_share!r}")
+        _require(isinstance(self.steer_sham, bool), f"steer_sham must be true or false, got {self.steer_sham!r}")
+        if self.steer_to:
+            _require(1 <= self.steer_from <= self.steer_to <= self.steps,
+                     f"steering needs 1 <= steer_from <= steer_to <= steps ({self.steps}),"
+                     f" got {self.steer_from}..{self.steer_to}")
         # Settings that do nothing take their defaults: an unperturbed run has one config and one hash.
+        if self.steer_to == 0:
+            for name, default in (("steer_from", 0), ("steer_share", 0.0), ("steer_sham", False)):
+                object.__setattr__(self, name, default)
+        else:
+            object.__setattr__(self, "steer_share", float(self.steer_share))
         if self.jitter == 0:
             object.__setattr__(self, "jitter", 0.0)
             object.__setattr__(self, "jitter_step", 0)
         if self.jitter == 0 and self.grad_noise == 0:
             object.__setattr__(self, "grad_noise", 0.0)
-            object.__setattr__(self, "perturb_seed", 0)
+            if not self.steer_sham:  # the sham's direction is drawn from perturb_seed
+                object.__setattr__(self, "perturb_seed", 0)
 
     @property
     def perturbed(self) -> bool:
-        """Whether the run carries a nudge or gradient noise (a replicate of its unperturbed cell)."""
-        return self.jitter > 0 or self.grad_noise > 0
+        """Whether the run carries a nudge, gradient noise or steering (not its cell's unperturbed run)."""
+        return self.jitter > 0 or self.grad_noise > 0 or self.steer_to > 0
 
     @property
     def weights_seed(self) -> int:
@@ -289,7 +308,8 @@ class RunConfig:
 ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None, ("model", "n_layers"): 2,
                ("model", "n_heads"): 1, ("model", "mlp_layers"): (1,), ("train", "jitter"): 0.0,
                ("train", "jitter_step"): 0, ("train", "grad_noise"): 0.0, ("train", "perturb_seed"): 0,
-               ("train", "stop_when_composed"): 0}
+               ("train", "stop_when_composed"): 0, ("train", "steer_from"): 0, ("train", "steer_to"): 0,
+               ("train", "steer_share"): 0.0, ("train", "steer_sham"): False}
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 

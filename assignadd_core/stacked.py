@@ -57,7 +57,7 @@ def check_stackable(configs: list[RunConfig]) -> None:
         raise ConfigError("a stack needs at least one run")
     for config in configs:
         if not stackable(config):
-            raise ConfigError("a stack cannot train a run with jitter, grad_noise or stop_when_composed;"
+            raise ConfigError("a stack cannot train a run with jitter, grad_noise, steering or stop_when_composed;"
                               " train it alone (sweep --stack 1)")
     first = stack_key(configs[0])
     for config in configs[1:]:

@@ -36,6 +36,7 @@ from .evaluation import evaluate
 from .measures import MEASURE_NAMES
 from .quantities import LOGGED_VERSIONS, logged_row
 from .model import initial_model
+from . import steer
 from .perturb import add_gradient_noise, nudge, nudge_due
 from .run_folder import Run
 
@@ -130,7 +131,11 @@ def train_step(model, optimizer, tokens, answers, config: RunConfig, device: tor
 def _update(model, optimizer, config: RunConfig, step: int | None) -> None:
     if step is not None:
         add_gradient_noise(model, config, step)
+    steering = steer.due(config, step)
+    before = steer.qk2(model) if steering else None
     optimizer.step()
+    if steering:
+        steer.steer(model, config, before)
 
 
 COMPILE_MIN_STEPS = 2_000  # below this, compiling (a few seconds, ~20 s with a cold cache) costs more than it saves
@@ -434,11 +439,12 @@ def composed_row(row: dict) -> bool:
 
 def decided(config: RunConfig, counters: dict, step: int | None = None) -> bool:
     """Stop early: composition has held for `stop_when_composed` evaluations in a row (0: never), and a nudge
-    the run asks for is behind it (at `step`, by default the last saved one)."""
+    or steering the run asks for is behind it (at `step`, by default the last saved one): a steered run's
+    composition counts once it holds without the steering."""
     wanted, t = config.train.stop_when_composed, config.train
     step = counters.get("step", 0) if step is None else step
-    nudge_pending = t.jitter > 0 and step <= t.jitter_step
-    return wanted > 0 and counters["composed_streak"] >= wanted and not nudge_pending
+    pending = (t.jitter > 0 and step <= t.jitter_step) or (t.steer_to > 0 and step <= t.steer_to)
+    return wanted > 0 and counters["composed_streak"] >= wanted and not pending
 
 
 # ---------------------------------------------------------------------------- shared with stacked training

@@ -53,6 +53,9 @@ THRESHOLD_LEVEL, THRESHOLD_CLOSE, THRESHOLD_NEAR = 0.9, 0.1, 0.2  # C8, C9
 C9_INCONCLUSIVE_WIDTH, C9_RESAMPLES = R_THRESHOLD.value, 2000
 C10_COPY, C10_EQ, C10_IDENTITY_LOW = 0.95, 0.9, 0.5  # C10's premise window: measures 5, 4 high and 3 low
 C10_MIN_WINDOW, C10_MIN_SEEDS = 3, 3  # checkpoints in a seed's window; seeds with a window
+# C10 as an experiment (stated 2026-12-03, before its runs; `steer`, sweeps c10_remove and c10_add): the step up to
+# which the identity component is removed, and the seeds each arm needs to be read.
+C10_REMOVE_TO, C10_MIN_ARM = 6000, 3
 
 
 @dataclass(frozen=True)
@@ -147,18 +150,21 @@ RULES = {
            f" than 3 seeds have composed runs; otherwise reproduced if the paper's value lies inside the interval,"
            f" partly if within {THRESHOLD_CLOSE} of it, not reproduced otherwise. The same reading on held-out pairs"
            " in 2-var queries (the pool that depends on 2-var data) is reported beside it."),
-    "C10": (f"From checkpoints every 20 steps between the end of phase 1 and just after the jump of each composed"
-            f" seed. Its premise window: layer 1 copies variables (measure 5 ≥ {C10_COPY}) and `=` attends to the"
-            f" operands (measure 4 ≥ {C10_EQ}) while the identity pattern has not formed (measure 3 <"
-            f" {C10_IDENTITY_LOW}); a seed has the window with at least {C10_MIN_WINDOW} such checkpoints. Per"
-            " seed, the whitened diagonal contrast of the negative gradient on layer 2's QK (0 for an isotropic"
-            " direction) is averaged over its checkpoints where layer 1 copies (measure 5 ≥ 0.95) before it composes."
-            " Reproduced if the 95 % bootstrap interval of that mean over seeds lies above 0 and at least"
-            f" {C10_MIN_SEEDS} seeds have the premise window; partly if the interval lies above 0 but fewer seeds"
-            " have the window (the gradient points to the identity block, but the premise's order is not what"
-            " training shows); not reproduced if the interval does not lie above 0. The seeds that never compose"
-            " are the control, at the same steps: if their interval also lies above 0, the gradient's direction is"
-            " not what decides composition, and the chapter says so."),
+    "C10": (f"A causal test of the claim (stated 2026-12-03, before its runs). Necessity: in the first three seeds that"
+            f" composed in the composition study (42, 44, 49), the identity component of every layer-2 QK update (its"
+            f" part along the direction that raises the variable QK map's same-variable scores over the others"
+            f" fastest) is removed over steps 1–{C10_REMOVE_TO:,}; each seed's twin is its unsteered run on the same"
+            " machine. Sufficiency: in the first three seeds that stayed stuck (43, 45, 46), each update's identity"
+            " component is set to half the update's size over steps 4,001–8,000, then released; a sham pushes a"
+            " random direction orthogonal to it as hard. The identity component is necessary if removing it blocks"
+            f" composition (1-var train ≥ {LEARNED_LEVEL}) up to step {C10_REMOVE_TO:,} in every seed whose twin"
+            " composes by then, and sufficient if every steered stuck seed composes and holds after the release"
+            " while fewer of the shams do (and the twins stay stuck). Reproduced if it is both; partly if one of"
+            " the two; not reproduced if neither; inconclusive if fewer than"
+            f" {C10_MIN_ARM} seeds can be read in an arm (twins composing within the removal window; twins stuck)."
+            " The gradient's direction itself (the whitened contrast of the negative gradient and of the AdamW"
+            " update in the premise window, composed seeds against stuck ones at matched steps) is reported"
+            " beside it."),
     "R1": ("No verdict (the paper shows one seed and makes no statement): the share of seeds in which the phase"
            " detector finds all three phases within 40,000 steps, with an exact (Clopper–Pearson) 95 % interval."),
     "R2": ("No verdict (the paper shows one seed and makes no statement). On the fresh crossed design (8"
@@ -199,6 +205,12 @@ RULES = {
            " McNemar test, two-sided, p < 0.05); the runs that composed by step 12,000 are reported beside it, so"
            " that a longer run alone does not make the difference (added before these runs finished)."),
 }
+
+OLD_C10_WORDS = ("From checkpoints every 20 steps between the end of phase 1 and just after the jump of each composed"
+                 " seed, the premise window (measures 5 and 4 high, measure 3 low) and the whitened diagonal contrast"
+                 " of the negative gradient on layer 2's QK averaged over the copying checkpoints before composition;"
+                 " reproduced if its 95 % bootstrap interval over seeds lies above 0 and at least 3 seeds have the"
+                 " window, partly if fewer have the window, not reproduced otherwise.")
 
 # Rules rewritten after their first results, with the date, the earlier wording and why (the chapters print them
 # in a collapsed "How this rule changed" note beside the rule).
@@ -263,7 +275,13 @@ RULE_CHANGES = {
                            " above averages every copying checkpoint before composition, reads the negative"
                            " gradient only, and turns a missing window into 'partly'. Under the first rule the one"
                            " premise window (seed 44, 3 checkpoints) gives a whitened contrast of -0.166: not"
-                           " reproduced. Under the rule above: partly."),),
+                           " reproduced. Under the rule after it: partly."),
+            ("2026-12-03", "C10 became an experiment, stated before its runs: the verdict comes from removing the"
+                           " identity component of the layer-2 QK update in composing seeds and adding it in stuck"
+                           " ones (`c10_causal`), not from the sign of the gradient's contrast, which a direction"
+                           " that is not the cause could show too (stuck seeds' contrasts are positive as well). The"
+                           " rule before it, kept as `c10_gradient`: " + OLD_C10_WORDS + " Its verdict on the"
+                           " committed runs: partly; under the new rule, before its runs: not yet run."),),
 }
 
 
@@ -589,6 +607,35 @@ def c10_gradient(window_checkpoints: Mapping[str, int], contrast_ci: tuple[float
     if contrast_ci[0] <= 0:
         return Verdict(NOT_REPRODUCED, text)
     return Verdict(REPRODUCED if len(with_window) >= C10_MIN_SEEDS else PARTLY, text)
+
+
+def c10_causal(remove: list[Mapping], add: list[Mapping]) -> Verdict:
+    """C10 as an experiment (`RULES["C10"]`). `remove`: per composing seed, `twin_at` and `removed_at`, the first
+    eval step at which 1-var train ≥ LEARNED_LEVEL in its twin and in its run with the identity component
+    removed (None: never within the run; the key absent while that run has not run); `add`: per stuck seed,
+    whether its twin, steered run and sham composed and held (`twin`, `steered`, `sham`: bool, None while not run)."""
+    if not any("removed_at" in r for r in remove) and not any(r.get("steered") is not None for r in add):
+        return Verdict(NOT_YET_RUN, "the steered runs have not run yet")
+    readable = [r for r in remove if r["twin_at"] is not None and r["twin_at"] <= C10_REMOVE_TO and "removed_at" in r]
+    blocked = [r for r in readable if r["removed_at"] is None or r["removed_at"] > C10_REMOVE_TO]
+    stuck = [r for r in add if r.get("twin") is False and r.get("steered") is not None and r.get("sham") is not None]
+    steered, shams = sum(bool(r["steered"]) for r in stuck), sum(bool(r["sham"]) for r in stuck)
+
+    def at(step):
+        return "never" if step is None else f"{step:,}"
+    text = (f"removing the identity component blocked composition up to step {C10_REMOVE_TO:,} in {len(blocked)} of"
+            f" {len(readable)} seeds whose twin composed by then ("
+            + ", ".join(f"seed {r['seed']}: twin at {at(r['twin_at'])}, removed at {at(r['removed_at'])}"
+                        for r in readable)
+            + f"); steering it made {steered} of {len(stuck)} stuck seeds compose, the sham {shams} of {len(stuck)}")
+    if len(readable) < C10_MIN_ARM or len(stuck) < C10_MIN_ARM:
+        return Verdict(INCONCLUSIVE, text + f" (an arm with fewer than {C10_MIN_ARM} seeds to read)")
+    necessary = len(blocked) == len(readable)
+    sufficient = steered == len(stuck) and shams < steered
+    verdict = REPRODUCED if necessary and sufficient else PARTLY if necessary or sufficient else NOT_REPRODUCED
+    found = [name for name, holds in (("necessary", necessary), ("sufficient", sufficient)) if holds]
+    return Verdict(verdict, text + "; the identity component is "
+                   + (" and ".join(found) if found else "neither necessary nor sufficient"))
 
 
 def r1_rate(all_three: int, seeds: int) -> Verdict:

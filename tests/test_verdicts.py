@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assignadd_core import verdicts as v
-from assignadd_core.verdicts import NOT_REPRODUCED, NOT_YET_RUN, PARTLY, REPRODUCED
+from assignadd_core.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_YET_RUN, PARTLY, REPRODUCED
 
 
 def phases(addition=500, jump=3600, refinement=9800, first=True):
@@ -309,3 +309,32 @@ def test_c6_boundaries_at_the_gap_and_the_matched_level():
 def test_every_outcome_has_a_text(rule, args):
     text = rule(*args).text
     assert isinstance(text, str) and len(text) > 20
+
+
+# ---------------------------------------------------------------------------- C10 as an experiment
+def _removed(twin_at, removed_at, seeds=(42, 44, 49)):
+    return [{"seed": s, "twin_at": twin_at, "removed_at": removed_at} for s in seeds]
+
+
+def _added(twin, steered, sham, seeds=(43, 45, 46)):
+    return [{"seed": s, "twin": twin, "steered": steered, "sham": sham} for s in seeds]
+
+
+@pytest.mark.parametrize("remove, add, expected", [
+    (_removed(3000, None), _added(False, True, False), REPRODUCED),  # the claim's mechanism: both hold
+    (_removed(3000, 3100), _added(False, False, False), NOT_REPRODUCED),  # a null: steering changes nothing
+    (_removed(3000, 7000), _added(False, False, False), PARTLY),  # composes only after the removal: necessary
+    (_removed(3000, 3100), _added(False, True, False), PARTLY),  # sufficient only
+    (_removed(3000, None), _added(False, True, True), PARTLY),  # the sham composes as well: not specific
+    (_removed(7000, None), _added(False, True, False), INCONCLUSIVE),  # twins compose after the window: unreadable
+    (_removed(3000, None), _added(True, True, False), INCONCLUSIVE),  # twins not stuck here
+    ([{"seed": 42, "twin_at": 3000}], [{"seed": 43, "twin": False, "steered": None, "sham": None}], NOT_YET_RUN),
+])
+def test_c10_causal(remove, add, expected):
+    assert v.c10_causal(remove, add).verdict == expected
+
+
+def test_c10_causal_needs_every_readable_seed_blocked_and_names_each():
+    mixed = _removed(3000, None)[:2] + _removed(3000, 4000, seeds=(49,))
+    verdict = v.c10_causal(mixed, _added(False, False, False))
+    assert verdict.verdict == NOT_REPRODUCED and "2 of 3" in verdict.text and "seed 49: twin at 3,000, removed at 4,000" in verdict.text

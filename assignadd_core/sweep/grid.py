@@ -16,7 +16,8 @@ from ..data import EXACT_NAMES, POOL_NAMES
 METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set or a pool (final accuracy)
 # A training mode of a point: how its steps are computed (never a setting of the run: same config and hash).
 MODE_COMPILE = {"eager": "off", "compiled": "on"}
-PERTURBATION_KEYS = ("train.jitter", "train.jitter_step", "train.grad_noise", "train.perturb_seed")
+PERTURBATION_KEYS = ("train.jitter", "train.jitter_step", "train.grad_noise", "train.perturb_seed", "train.steer_from",
+                     "train.steer_to", "train.steer_share", "train.steer_sham")
 
 
 @dataclass(frozen=True)
@@ -258,6 +259,16 @@ FLIP_PERTURBATIONS = (*replicates((1, 2, 3), jitter=1e-7), *replicates((1, 2, 3)
                       *replicates((1, 2), jitter=1e-4, jitter_step=1000), *replicates((1, 2), jitter=1e-4, jitter_step=3000),
                       *replicates((1, 2), grad_noise=1e-7), *replicates((1, 2), grad_noise=1e-5))
 
+# C10's causal test (`steer`, `verdicts.c10_causal`), fixed before its runs: the first three seeds of
+# composition_seeds that composed (42, 44, 49: at steps 2,501-5,501) have the identity component of every layer-2
+# QK update removed over steps 1-6,000; the first three that stayed stuck (43, 45, 46: layer 1 copies from
+# steps 3,601-4,201) have it set to half of each update over steps 4,001-8,000, then released, beside a sham that
+# pushes a random direction orthogonal to it as hard. Each seed's twin is its unsteered run on the same machine.
+C10_REMOVE_SEEDS, C10_ADD_SEEDS = (42, 44, 49), (43, 45, 46)
+C10_REMOVE = {"train.steer_from": 1, "train.steer_to": 6000, "train.steer_share": 0.0}
+C10_ADD = {"train.steer_from": 4001, "train.steer_to": 8000, "train.steer_share": 0.5}
+C10_SHAM = {**C10_ADD, "train.steer_sham": True, "train.perturb_seed": 1}
+
 # The thresholds' verdicts need at least three seeds; seeds 44-46 were added at the grid values around the
 # thresholds (the f grid's 3rd-7th values, 0.159-0.355; the r grid's first six, 0.01-0.268), not over the whole grid.
 # C9's reading asks for every seed up to at least 0.6 (2026-12-02): seeds 44-46 on the r grid's first 13 values.
@@ -332,6 +343,17 @@ SWEEPS = {
         description="the design's 8 diagonal cells, eager, under one-time nudges (1e-7, 1e-4, 1e-2 at step 0; 1e-4"
                     " at steps 1,000 and 3,000) and per-step gradient noise (1e-7, 1e-5): which perturbation flips"
                     " an outcome"),
+    "c10_remove": Sweep(
+        "c10_remove", {}, metric="1var_train", base=ODDS_BASE, seeds=C10_REMOVE_SEEDS, perturbations=({}, C10_REMOVE),
+        modes=("eager",), metric_label="1-var train accuracy",
+        description="C10's necessity test: three composing seeds with the identity component of every layer-2 QK"
+                    " update removed over steps 1-6,000, beside their unsteered twins (12,000 steps, eager)"),
+    "c10_add": Sweep(
+        "c10_add", {}, metric="1var_train", base=ODDS_BASE, seeds=C10_ADD_SEEDS, perturbations=({}, C10_ADD, C10_SHAM),
+        modes=("eager",), metric_label="1-var train accuracy",
+        description="C10's sufficiency test: three stuck seeds with each layer-2 QK update's identity component set"
+                    " to half its size over steps 4,001-8,000 (then released), a sham push of a random direction,"
+                    " and their unsteered twins (12,000 steps, eager)"),
     "composition_bf16": Sweep(
         "composition_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
         seeds=tuple(range(42, 52)), metric_label="1-var train accuracy",
