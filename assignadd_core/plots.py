@@ -344,16 +344,24 @@ def qk_map_figure(matrix, x_labels, y_labels, title: str, x_title: str = "key", 
 
 
 def qk_map_pair_figure(maps: dict, x_labels, y_labels, title: str, x_title: str = "key", y_title: str = "query"):
-    """Several maps of the same kind side by side (e.g. before / after the jump), each with its own scale."""
+    """Several maps of the same kind, at most three to a row, each with its own scale: every colour bar sits
+    beside its own panel (plotly would stack them all at the figure's right edge)."""
     from plotly.subplots import make_subplots
     names = list(maps)
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.12)
+    cols = min(3, len(names))
+    rows = -(-len(names) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.16,
+                        vertical_spacing=0.14 if rows > 1 else 0.0)
     for i, name in enumerate(names):
-        trace = _heatmap(maps[name], x_labels, y_labels, scale_title="QK score")
-        fig.add_trace(trace, row=1, col=i + 1)
-        fig.update_xaxes(title_text=x_title, row=1, col=i + 1)
-        fig.update_yaxes(title_text=y_title if i == 0 else None, autorange="reversed", row=1, col=i + 1)
-    fig.update_layout(title=title, width=480 * len(names), height=500)
+        row, col = i // cols + 1, i % cols + 1
+        fig.add_trace(_heatmap(maps[name], x_labels, y_labels, scale_title="QK score"), row=row, col=col)
+        fig.update_xaxes(title_text=x_title, row=row, col=col)
+        fig.update_yaxes(title_text=y_title if col == 1 else None, autorange="reversed", row=row, col=col)
+        axis = "" if i == 0 else str(i + 1)
+        x_domain, y_domain = fig.layout[f"xaxis{axis}"].domain, fig.layout[f"yaxis{axis}"].domain
+        fig.data[-1].colorbar.update(x=x_domain[1] + 0.01, xanchor="left", y=sum(y_domain) / 2, yanchor="middle",
+                                     len=y_domain[1] - y_domain[0], thickness=10)
+    fig.update_layout(title=title, width=480 * cols, height=460 * rows)
     return fig
 
 
@@ -742,34 +750,52 @@ def composition_rate_figure(panels: dict, title: str):
     return fig
 
 
-def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], title: str):
-    """A slider over checkpoints (plotly frames, offline): layer 1's attention on one sequence (left) and layer
-    2's variable QK map (right). `maps`: a `series(run, "circuit_maps", steps)` table, one row per step."""
+def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], title: str, pools=None):
+    """A slider over checkpoints (plotly frames, offline): layer 1's attention on one sequence (top left), layer
+    2's variable QK map (top right) and, when `pools` is given (a `series(run, "pools", steps)` table), the
+    evaluation pools' accuracies at that step (below). `maps`: a `series(run, "circuit_maps", steps)` table,
+    one row per step."""
     import numpy as np
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
     n_vars, n_pos = len(var_names), len(token_labels)
+    pool_names = [p for p in POOL_NAMES if pools is not None and p in pools.columns]
 
-    def traces(row):
+    def traces(step):
+        row = maps.loc[step]
         qk = np.array([[row[f"qk_{i}_{j}"] for j in range(n_vars)] for i in range(n_vars)])
         pattern = np.array([[row[f"l1_{q}_{k}"] for k in range(n_pos)] for q in range(n_pos)])
         pattern[np.triu_indices(n_pos, 1)] = np.nan  # keys after the query: never attended
         bound = float(np.abs(qk).max()) or 1.0
-        return [_heatmap(pattern, token_labels, token_labels, zmid=None, colorscale="Blues", showscale=False,
-                         hover="query %{y}, key %{x}: %{z:.2f}"),
-                _heatmap(qk, var_names, var_names, zmid=0.0, hover="query %{y}, key %{x}: %{z:.1f}",
-                         scale_title="QK score").update(zmin=-bound, zmax=bound)]
+        shown = [_heatmap(pattern, token_labels, token_labels, zmid=None, colorscale="Blues", showscale=False,
+                          hover="query %{y}, key %{x}: %{z:.2f}"),
+                 _heatmap(qk, var_names, var_names, zmid=0.0, hover="query %{y}, key %{x}: %{z:.1f}",
+                          scale_title="QK score").update(zmin=-bound, zmax=bound)]
+        if pool_names:
+            shown.append(go.Bar(x=[label(p) for p in pool_names], y=[float(pools.loc[step, p]) for p in pool_names],
+                                marker_color="#4c78a8", hovertemplate="%{x}: %{y:.3f}<extra></extra>", showlegend=False))
+        return shown
 
     steps = [int(s) for s in maps.index]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("layer 1: attention on the 2-var example",
-                                                        "layer 2: variable QK map"), horizontal_spacing=0.14)
-    for col, trace in enumerate(traces(maps.iloc[0]), start=1):
-        fig.add_trace(trace, 1, col)
-    fig.frames = [go.Frame(data=traces(maps.loc[s]), traces=[0, 1], name=str(s)) for s in steps]
-    fig.update_layout(title=title, height=520, sliders=[{
-        "active": 0, "currentvalue": {"prefix": "step "}, "pad": {"t": 40},
+    titles = ("layer 1: attention on the 2-var example", "layer 2: variable QK map")
+    if pool_names:
+        fig = make_subplots(rows=2, cols=2, specs=[[{}, {}], [{"colspan": 2}, None]], row_heights=[0.62, 0.38],
+                            subplot_titles=(*titles, "accuracy on each evaluation pool"), horizontal_spacing=0.14,
+                            vertical_spacing=0.16)
+        places = [(1, 1), (1, 2), (2, 1)]
+    else:
+        fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.14)
+        places = [(1, 1), (1, 2)]
+    for (row, col), trace in zip(places, traces(steps[0])):
+        fig.add_trace(trace, row, col)
+    fig.frames = [go.Frame(data=traces(s), traces=list(range(len(places))), name=str(s)) for s in steps]
+    fig.update_layout(title=title, height=820 if pool_names else 520, sliders=[{
+        "active": 0, "currentvalue": {"prefix": "step "}, "pad": {"t": 50},
         "steps": [{"label": f"{s:,}", "method": "animate",
                    "args": [[str(s)], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
                                        "transition": {"duration": 0}}]} for s in steps]}])
-    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(autorange="reversed", row=1)
+    if pool_names:
+        fig.update_yaxes(range=[0, 1.02], title_text="accuracy", row=2, col=1)
+        fig.update_xaxes(tickangle=-35, row=2, col=1)
     return fig

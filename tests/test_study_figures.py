@@ -47,3 +47,13 @@ def test_circuit_slider_has_one_frame_per_step_and_both_maps():
     assert [f.name for f in fig.frames] == ["101", "201"] and len(fig.layout.sliders[0].steps) == 2
     last_qk = np.array(fig.frames[1].data[1].z, dtype=float)
     assert np.allclose(np.diag(last_qk), 1.0) and np.isnan(np.array(fig.frames[1].data[0].z, dtype=float)[0, 1])
+
+
+def test_circuit_slider_shows_each_steps_pool_accuracies_when_given():
+    rows = {step: {**{f"qk_{i}_{j}": float(i == j) for i in range(12) for j in range(12)},
+                   **{f"l1_{q}_{k}": 0.5 for q in range(16) for k in range(16)}} for step in (1, 501)}
+    maps = pd.DataFrame.from_dict(rows, orient="index")
+    pools = pd.DataFrame({"1var_train": [0.1, 0.9], "2var_train": [0.0, 0.4]}, index=[1, 501])
+    fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t", pools=pools)
+    assert len(fig.data) == 3 and all(len(f.data) == 3 for f in fig.frames)
+    assert list(fig.frames[1].data[2].y) == [0.9, 0.4] and "_" not in "".join(fig.frames[1].data[2].x)
