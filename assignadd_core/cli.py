@@ -264,6 +264,13 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("--no-progress", action="store_true")
     mo.set_defaults(func=cmd_modes)
 
+    cw = sub.add_parser("c10-window", help="C10's premise window read at matched steps: the dense study's seeds"
+                                           " trained again with checkpoints, then read (chapter 9)")
+    cw.add_argument("action", choices=("run", "read"))
+    cw.add_argument("--root", type=Path, default=None, help="folder holding runs (default: runs/)")
+    cw.add_argument("--no-progress", action="store_true")
+    cw.set_defaults(func=cmd_c10_window)
+
     ru = sub.add_parser("rules", help="the rule lock: each verdict rule's fingerprint against its registered one;"
                                       " `rules record` registers a change with what, why and the verdicts")
     ru.add_argument("action", nargs="?", choices=("status", "record"), default="status")
@@ -291,6 +298,22 @@ def cmd_modes(args) -> int:
             print(f"{name}: {path}")
     table = mode_study.outcomes(seed, args.root)
     print(table.to_string(index=False) if len(table) else f"no finished mode of seed {seed} yet")
+    return 0
+
+
+def cmd_c10_window(args) -> int:
+    from . import c10_window
+    if args.action == "run":
+        runs = c10_window.train_seeds(root=args.root, progress=not args.no_progress)
+    else:
+        runs = {seed: c10_window.Run(c10_window.study_root(args.root) / f"seed{seed}")
+                for seed in (*c10_window.COMPOSING_SEEDS, *c10_window.STUCK_SEEDS)}
+        missing = [seed for seed, run in runs.items() if not run.final_path.is_file()]
+        if missing:
+            raise ConfigError(f"seeds {', '.join(map(str, missing))} are not trained yet: run `c10-window run` first")
+    table = c10_window.read(runs)
+    print(f"{c10_window.write_table(table, args.root)}")
+    print(c10_window.per_seed(table).round(3).to_string(index=False))
     return 0
 
 

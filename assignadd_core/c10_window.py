@@ -1,0 +1,134 @@
+"""C10's premise window read as first specified, at matched steps (chapter 9).
+
+The theory speaks of a state: layer 1 copies variables (measure 5 ≥ C10_COPY) and `=` reads the operands
+(measure 4 ≥ C10_EQ) while the identity pattern has not formed (measure 3 < C10_IDENTITY_LOW). Its first rule read,
+inside that window, the whitened contrast (`controls.whitened_contrast`) of two directions of layer 2's QK:
+the negative gradient of the training loss and the AdamW update actually taken (W_QK2 at the next checkpoint
+minus here). Here each seed of the dense study is trained again to READ_TO steps with a checkpoint every 100, on
+this machine; a composing seed is read at its own window checkpoints, and each stuck seed (the control) at the
+same steps, the union of the composing seeds' windows: the controls are read while the composing seeds are in
+their window, not after they are stuck. Per seed, the mean of each contrast over its steps; over seeds, a
+t-interval and an exact sign test (five and three values: no bootstrap).
+
+    python -m assignadd_core c10-window run        # train the seeds (resumable), then read them
+    python -m assignadd_core c10-window read       # read the trained seeds again
+
+The table (one row per seed and step read) is committed as runs/theory/c10_window.csv; the runs keep their
+metrics, not their checkpoints.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .config import RunConfig
+from .run_folder import DEFAULT_ROOT, Run
+
+COMPOSING_SEEDS, STUCK_SEEDS = (42, 44, 49, 50, 51), (43, 45, 46)  # the dense study's seeds
+READ_TO = 6_000  # every composing seed's window ends by step 5,701 (composition_seeds); one checkpoint beyond it
+
+
+def study_root(root: Path | None = None) -> Path:
+    return Path(root or DEFAULT_ROOT) / "theory" / "window"
+
+
+def table_path(root: Path | None = None) -> Path:
+    return Path(root or DEFAULT_ROOT) / "theory" / "c10_window.csv"
+
+
+def study_config(seed: int, steps: int = READ_TO) -> RunConfig:
+    return RunConfig().replace(seed=seed, steps=steps)
+
+
+def train_seeds(seeds=None, root: Path | None = None, progress: bool = True, steps: int = READ_TO) -> dict[int, Run]:
+    """Train (or resume) each seed with every checkpoint kept; finished runs are left as they are."""
+    from .threads import set_threads
+    from .trainer import train
+    set_threads(1)
+    runs = {}
+    for seed in seeds or (*COMPOSING_SEEDS, *STUCK_SEEDS):
+        run = Run(study_root(root) / f"seed{seed}")
+        if not run.final_path.is_file():
+            run = train(study_config(seed, steps), run.path, progress=progress, keep_checkpoints="all", compile="off")
+        runs[seed] = run
+    return runs
+
+
+def window_steps(metrics: pd.DataFrame) -> list[int]:
+    """The checkpoints of the premise window before the run composes (1-var train ≥ the composed level)."""
+    from . import verdicts
+    m = metrics.sort_values("step").set_index("step")
+    composed = m.index[m["1var_train"] >= verdicts.LEARNED_LEVEL]
+    end = int(composed.min()) if len(composed) else int(m.index.max()) + 1
+    inside = ((m["m5_l1_value_prev_token"] >= verdicts.C10_COPY) & (m["m4_l1_eq_to_operands"] >= verdicts.C10_EQ)
+              & (m["m3_l2_var_identity_qk"] < verdicts.C10_IDENTITY_LOW) & (m.index < end))
+    return [int(s) for s in m.index[inside]]
+
+
+def contrasts(run: Run, steps: list[int], n_batches: int = 4) -> pd.DataFrame:
+    """Per step: the whitened contrast of the negative gradient and of the update to the next checkpoint."""
+    from .analysis.theory import gradient_identity_table
+    kept = set(run.checkpoint_steps())
+    reads = sorted({s for s in steps if s in kept} | {s + run.config.train.eval_every for s in steps
+                                                      if s + run.config.train.eval_every in kept})
+    table = gradient_identity_table(run, reads, n_batches)
+    table = table[table["step"].isin(steps)]
+    return table[["step", "grad_white_contrast", "update_white_contrast", "update_steps"]].reset_index(drop=True)
+
+
+def read(runs: dict[int, Run], n_batches: int = 4) -> pd.DataFrame:
+    """The window table: composing seeds at their own window checkpoints, stuck seeds at the union of those."""
+    composes = {seed: run for seed, run in runs.items() if (run.metrics()["1var_train"] >= _level()).any()}
+    own = {seed: window_steps(run.metrics()) for seed, run in composes.items()}
+    matched = sorted({s for steps in own.values() for s in steps})
+    rows = []
+    for seed, run in runs.items():
+        group = "composing" if seed in composes else "stuck"
+        steps = own[seed] if seed in composes else matched
+        if not steps:
+            rows.append(pd.DataFrame({"seed": [seed], "group": [group], "step": [np.nan]}))
+            continue
+        rows.append(contrasts(run, steps, n_batches).assign(seed=seed, group=group))
+    table = pd.concat(rows, ignore_index=True)
+    return table[["seed", "group", "step", "grad_white_contrast", "update_white_contrast", "update_steps"]]
+
+
+def _level() -> float:
+    from . import verdicts
+    return verdicts.LEARNED_LEVEL
+
+
+def write_table(table: pd.DataFrame, root: Path | None = None) -> Path:
+    from .checkpoint import atomic_write_text
+    path = table_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, table.to_csv(index=False, float_format="%.6g"))
+    return path
+
+
+def per_seed(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per seed: its group, how many steps were read, and the mean of each contrast over them."""
+    grouped = table.groupby(["seed", "group"], sort=False)
+    out = grouped.agg(steps=("step", "count"), first=("step", "min"), last=("step", "max"),
+                      gradient=("grad_white_contrast", "mean"), update=("update_white_contrast", "mean"))
+    return out.reset_index()
+
+
+def over_seeds(values) -> dict:
+    """Mean, 95 % t-interval and the exact two-sided sign test (how many of n are above 0) of per-seed values."""
+    from scipy import stats
+    v = np.asarray([x for x in values if np.isfinite(x)], dtype=np.float64)
+    n = int(v.size)
+    if n == 0:
+        return {"n": 0, "mean": float("nan"), "low": float("nan"), "high": float("nan"), "above": 0, "sign_p": 1.0}
+    mean = float(v.mean())
+    if n >= 2:
+        half = float(stats.t.ppf(0.975, n - 1) * v.std(ddof=1) / np.sqrt(n))
+        low, high = mean - half, mean + half
+    else:
+        low = high = float("nan")
+    above = int((v > 0).sum())
+    return {"n": n, "mean": mean, "low": low, "high": high, "above": above,
+            "sign_p": float(stats.binomtest(above, n, 0.5).pvalue)}

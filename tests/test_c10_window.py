@@ -1,0 +1,58 @@
+"""C10's premise window at matched steps (`c10_window`): which checkpoints form the window, that stuck seeds are
+read at the composing seeds' steps, and the intervals over seeds."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from assignadd_core import c10_window
+
+
+def metrics(m5, m4, m3, one_var, start=1, every=100):
+    steps = [start + every * i for i in range(len(m5))]
+    return pd.DataFrame({"step": steps, "m5_l1_value_prev_token": m5, "m4_l1_eq_to_operands": m4,
+                         "m3_l2_var_identity_qk": m3, "1var_train": one_var})
+
+
+def test_the_window_is_copying_and_reading_before_the_identity_pattern_and_before_composition():
+    m = metrics(m5=[0.2, 0.96, 0.97, 0.99, 0.99, 0.99], m4=[0.95] * 6, m3=[0.1, 0.1, 0.2, 0.4, 0.3, 0.9],
+                one_var=[0.1, 0.2, 0.3, 0.5, 0.95, 0.99])
+    assert c10_window.window_steps(m) == [101, 201, 301]  # step 401 is composed although measure 3 is low
+    low_eq = m.assign(m4_l1_eq_to_operands=[0.95, 0.95, 0.5, 0.95, 0.95, 0.95])
+    assert c10_window.window_steps(low_eq) == [101, 301]
+    assert c10_window.window_steps(m.assign(m5_l1_value_prev_token=0.5)) == []
+
+
+def test_stuck_seeds_are_read_at_the_union_of_the_composing_seeds_windows(tiny_run, monkeypatch):
+    steps = tiny_run.checkpoint_steps()
+    composing = metrics(m5=[0.99] * 3, m4=[0.95] * 3, m3=[0.1] * 3, one_var=[0.2, 0.3, 0.95], every=10)
+    stuck = metrics(m5=[0.99] * 3, m4=[0.2] * 3, m3=[0.1] * 3, one_var=[0.2] * 3, every=10)
+
+    class Fake:
+        def __init__(self, m):
+            self.m, self.config = m, tiny_run.config
+
+        def metrics(self):
+            return self.m
+
+        def __getattr__(self, name):
+            return getattr(tiny_run, name)
+
+    table = c10_window.read({1: Fake(composing), 2: Fake(stuck)}, n_batches=1)
+    assert steps[:2] == [1, 11]
+    assert table.groupby("seed")["step"].apply(list).to_dict() == {1: [1, 11], 2: [1, 11]}
+    assert set(table["group"]) == {"composing", "stuck"}
+    assert np.isfinite(table["grad_white_contrast"]).all() and np.isfinite(table["update_white_contrast"]).all()
+    seeds = c10_window.per_seed(table)
+    assert seeds["steps"].tolist() == [2, 2]
+
+
+def test_over_seeds_gives_a_t_interval_and_the_exact_sign_test():
+    out = c10_window.over_seeds([0.1, 0.2, 0.3, 0.4, 0.5])
+    assert out["mean"] == pytest.approx(0.3) and out["above"] == 5 and out["sign_p"] == pytest.approx(0.0625)
+    assert out["low"] == pytest.approx(0.3 - 2.776445 * np.std([0.1, 0.2, 0.3, 0.4, 0.5], ddof=1) / np.sqrt(5), 1e-5)
+    mixed = c10_window.over_seeds([0.1, -0.2, float("nan")])
+    assert mixed["n"] == 2 and mixed["above"] == 1 and mixed["sign_p"] == 1.0 and mixed["low"] < 0 < mixed["high"]
+    assert c10_window.over_seeds([])["n"] == 0
+
