@@ -799,3 +799,29 @@ def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], t
         fig.update_yaxes(range=[0, 1.02], title_text="accuracy", row=2, col=1)
         fig.update_xaxes(tickangle=-35, row=2, col=1)
     return fig
+
+
+def steering_figure(curves: dict, windows: dict, title: str):
+    """One panel per seed ({seed label: {arm: metrics table}}): 1-var train accuracy of each arm against the step,
+    the steering window ({seed label: (first, last)}) shaded."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    names = list(curves)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.04)
+    colors = {"twin": "#555555", "steered": "#d62728", "sham": "#1f77b4"}
+    shown_legend = set()
+    for col, name in enumerate(names, start=1):
+        for arm_name, metrics in curves[name].items():
+            fig.add_trace(go.Scatter(x=metrics["step"], y=metrics["1var_train"], mode="lines", name=arm_name,
+                                     legendgroup=arm_name, showlegend=arm_name not in shown_legend,
+                                     line={"color": colors.get(arm_name, "#2ca02c"),
+                                           "dash": "dot" if arm_name == "twin" else "solid"},
+                                     hovertemplate=f"{arm_name}, step %{{x:,}}: %{{y:.3f}}<extra></extra>"), 1, col)
+            shown_legend.add(arm_name)
+        first, last = windows[name]
+        fig.add_vrect(x0=first, x1=last, fillcolor="#f2c14e", opacity=0.18, line_width=0, row=1, col=col)
+        fig.add_hline(y=0.9, line={"color": "#999999", "dash": "dot"}, row=1, col=col)
+        fig.update_xaxes(title_text="training step", row=1, col=col)
+    fig.update_yaxes(title_text="1-var train accuracy", range=[0.0, 1.02], row=1, col=1)
+    fig.update_layout(title=title, height=420, legend={"orientation": "h", "y": -0.25})
+    return fig

@@ -1,0 +1,68 @@
+"""C10's causal test read from its runs (sweeps c10_remove and c10_add, `steer`): per seed, when the twin and the
+steered runs compose, in the form `verdicts.c10_causal` reads.
+
+Inputs are a sweep's results frame (one row per run: seed, the steering fields, final pools) and its runs' metrics
+tables (every 100 steps), as for the composition study.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..verdicts import LEARNED_LEVEL
+
+ARMS = ("twin", "steered", "sham")
+
+
+def arm(record: dict) -> str:
+    """Which arm a run is: its unsteered twin, the identity component steered, or the sham."""
+    steer_to = record.get("steer_to")
+    if steer_to is None or pd.isna(steer_to) or not steer_to:
+        return "twin"
+    sham = record.get("steer_sham")
+    return "sham" if sham is not None and not pd.isna(sham) and bool(sham) else "steered"
+
+
+def first_composed(metrics: pd.DataFrame | None) -> int | None:
+    """The first eval step with 1-var train ≥ LEARNED_LEVEL (None: never)."""
+    if metrics is None:
+        return None
+    hits = metrics.loc[metrics["1var_train"] >= LEARNED_LEVEL, "step"]
+    return int(hits.min()) if len(hits) else None
+
+
+def arms_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per finished run: seed, arm, first composed step, whether it ended composed, steps trained."""
+    rows = []
+    for record in records[records["status"] == "done"].to_dict("records"):
+        rows.append({"seed": int(record["seed"]), "arm": arm(record), "key": record["key"],
+                     "first_composed": first_composed(metrics.get(record["key"])),
+                     "ended_composed": bool(record["1var_train"] >= LEARNED_LEVEL), "steps": int(record["steps"])})
+    return pd.DataFrame(rows, columns=["seed", "arm", "key", "first_composed", "ended_composed", "steps"])
+
+
+def removal_inputs(table: pd.DataFrame, seeds) -> list[dict]:
+    """Per seed of the removal arm: `twin_at` and, once its removed run has finished, `removed_at`."""
+    out = []
+    for seed in seeds:
+        mine = table[table["seed"] == seed].set_index("arm")
+        if "twin" not in mine.index:
+            continue
+        row = {"seed": seed, "twin_at": _step(mine.loc["twin", "first_composed"])}
+        if "steered" in mine.index:
+            row["removed_at"] = _step(mine.loc["steered", "first_composed"])
+        out.append(row)
+    return out
+
+
+def addition_inputs(table: pd.DataFrame, seeds) -> list[dict]:
+    """Per seed of the sufficiency arm: whether its twin, steered run and sham ended composed (None: not run)."""
+    out = []
+    for seed in seeds:
+        mine = table[table["seed"] == seed].set_index("arm")
+        out.append({"seed": seed, **{a: bool(mine.loc[a, "ended_composed"]) if a in mine.index else None
+                                     for a in ARMS}})
+    return out
+
+
+def _step(value) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
