@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from .config import ConfigError, RunConfig
-from .model import AssignAddTransformer, MLP_LAYER
+from .model import AssignAddTransformer
 
 
 class CheckpointError(ValueError):
@@ -128,9 +129,10 @@ def load_model(path: Path, config: RunConfig | None = None) -> AssignAddTransfor
     return model
 
 
-def tl_state_dict_to_ours(state: dict[str, torch.Tensor], source: Path) -> dict[str, torch.Tensor]:
-    """Drop what a TransformerLens HookedTransformer adds: biases (must be zero), the layer-1 MLP
-    (must be zero) and the attention mask buffers."""
+def tl_state_dict_to_ours(state: dict[str, torch.Tensor], source: Path,
+                          mlp_layers: tuple[int, ...]) -> dict[str, torch.Tensor]:
+    """Drop what a TransformerLens HookedTransformer adds: biases (must be zero), the MLPs of the blocks that
+    have none here (not in `mlp_layers`; must be zero: the paper's layer-1 MLP) and the attention mask buffers."""
     ours = {}
     for name, value in state.items():
         if not isinstance(value, torch.Tensor):
@@ -139,10 +141,11 @@ def tl_state_dict_to_ours(state: dict[str, torch.Tensor], source: Path) -> dict[
         if leaf in ("mask", "IGNORE"):
             continue
         is_bias = leaf.startswith("b_")
-        is_dead_mlp = name.startswith(f"blocks.{1 - MLP_LAYER}.mlp.")
+        mlp_of = re.match(r"blocks\.(\d+)\.mlp\.", name)
+        is_dead_mlp = mlp_of is not None and int(mlp_of.group(1)) not in mlp_layers
         if is_bias or is_dead_mlp:
             if bool(value.float().abs().max() > 0) if value.numel() else False:
-                what = "bias" if is_bias else "layer-1 MLP weight"
+                what = "bias" if is_bias else "MLP weight of a block without an MLP"
                 raise CheckpointError(f"{source}: {name} is a {what} that must be zero for this model,"
                                       f" but its largest entry is {float(value.float().abs().max()):.3g}")
             continue
@@ -177,7 +180,7 @@ def load_tl_state_dict(path: Path, config: RunConfig | None = None) -> AssignAdd
     path = Path(path)
     state = load_torch_dict(path)
     model = AssignAddTransformer(config or RunConfig())
-    load_weights_into(model, tl_state_dict_to_ours(state, path), path)
+    load_weights_into(model, tl_state_dict_to_ours(state, path, model.config.model.mlp_layers), path)
     return model
 
 

@@ -26,7 +26,8 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
                                    help=f"default {' '.join(map(str, f.default))}")
             else:
                 kind = {"int": int, "int | None": int, "float": float}.get(str(f.type), str)
-                default = f"default {f.default}" if f.default is not None else "default: as --seed"
+                default = f.metadata.get("help") or (f"default {f.default}" if f.default is not None
+                                                     else "default: as --seed")
                 group.add_argument(flag, dest=f"{section}.{f.name}", type=kind, default=None, metavar=kind.__name__.upper(),
                                    help=default)
 

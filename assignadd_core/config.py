@@ -107,11 +107,15 @@ class TaskConfig:
         return self.modulus + 3 + self.n_vars
 
 
+ROLES = ("copy", "lookup", "mlp")  # the parts of the paper's circuit (see ModelConfig's role fields)
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """The transformer: no LayerNorm, no biases; the paper's shape (2 layers, 1 head, an MLP in the last layer
-    only) by default. Other shapes train through the hooked forward; the paper's progress measures and
-    mechanistic analyses are defined for the paper's shape."""
+    only) by default. Other shapes train through the hooked forward. The progress measures and mechanistic
+    analyses read the circuit's roles (which block and head copies, looks up, adds), not block indices:
+    `roles` turns them into hook names and weights."""
 
     d_model: int = 128
     d_mlp: int = 512
@@ -119,6 +123,15 @@ class ModelConfig:
     n_layers: int = 2
     n_heads: int = 1  # d_head = d_model // n_heads, as in TransformerLens
     mlp_layers: tuple[int, ...] = (1,)  # the blocks (0-based) that have an MLP
+    # The circuit's roles (block indices 0-based; None: the default, which follows the shape). The copy head (the
+    # paper's layer 1) writes each variable's identity onto the next position; the lookup head (layer 2) matches
+    # the query's variables with those copies through its QK (the associative memory) and fetches their values;
+    # the addition MLP adds the two values. Given explicitly, they must form that circuit in that order.
+    copy_block: int | None = field(default=None, metadata={"help": "default 0"})
+    lookup_block: int | None = field(default=None, metadata={"help": "default: the last block"})
+    mlp_block: int | None = field(default=None, metadata={"help": "default: the last block in mlp_layers"})
+    copy_head: int = 0
+    lookup_head: int = 0
 
     def __post_init__(self) -> None:
         _require(isinstance(self.d_model, int) and self.d_model >= 1,
@@ -138,6 +151,56 @@ class ModelConfig:
                                                            and 0 <= i < self.n_layers for i in layers),
                  f"mlp_layers must list block indices in 0..{self.n_layers - 1}, got {self.mlp_layers!r}")
         object.__setattr__(self, "mlp_layers", tuple(sorted(set(layers))))  # JSON gives a list: one form
+        self._check_roles()
+
+    def _check_roles(self) -> None:
+        last = self.n_layers - 1
+        for role in ROLES:
+            block = getattr(self, f"{role}_block")
+            _require(block is None or (isinstance(block, int) and not isinstance(block, bool) and 0 <= block <= last),
+                     f"{role}_block must be a block index in 0..{last}, got {block!r}")
+        _require(self.mlp_block is None or self.mlp_block in self.mlp_layers,
+                 f"mlp_block must be a block with an MLP (mlp_layers={list(self.mlp_layers)}), got {self.mlp_block}")
+        for role in ("copy", "lookup"):
+            head = getattr(self, f"{role}_head")
+            _require(isinstance(head, int) and not isinstance(head, bool) and 0 <= head < self.n_heads,
+                     f"{role}_head must be a head index in 0..{self.n_heads - 1}, got {head!r}")
+        if any(getattr(self, f"{role}_block") is not None for role in ROLES):
+            # Declared roles must form the circuit; the defaults of a shape without one only leave it undefined.
+            copy, lookup, mlp = (self.role_block(role) for role in ROLES)
+            _require(mlp is not None, "mlp_block: the model has no MLP (mlp_layers is empty) to play the addition")
+            _require(copy < lookup, f"copy_block ({copy}) must come before lookup_block ({lookup}):"
+                                    " the lookup reads the identities the copy head wrote")
+            _require(lookup <= mlp, f"mlp_block ({mlp}) must not come before lookup_block ({lookup}):"
+                                    " the addition MLP reads the values the lookup head fetched")
+        for role in ROLES:  # a role given at its default is the default: one config, one hash
+            if getattr(self, f"{role}_block") == self._default_block(role):
+                object.__setattr__(self, f"{role}_block", None)
+
+    def _default_block(self, role: str) -> int | None:
+        if role == "copy":
+            return 0
+        if role == "lookup":
+            return self.n_layers - 1
+        return self.mlp_layers[-1] if self.mlp_layers else None
+
+    def role_block(self, role: str) -> int | None:
+        """The block that plays `role` ("copy", "lookup" or "mlp"); None for the MLP of a model without one."""
+        _require(role in ROLES, f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        block = getattr(self, f"{role}_block")
+        return self._default_block(role) if block is None else block
+
+    def role_head(self, role: str) -> int:
+        """The head that plays `role` ("copy" or "lookup") in its block."""
+        _require(role in ("copy", "lookup"), f"only the copy and lookup roles have a head, got {role!r}")
+        return getattr(self, f"{role}_head")
+
+    @property
+    def has_circuit(self) -> bool:
+        """Whether the roles form the paper's circuit: copy before lookup, the addition MLP at or after the lookup.
+        Declared roles always do; the defaults of e.g. a 1-layer or an MLP-less model do not."""
+        copy, lookup, mlp = (self.role_block(role) for role in ROLES)
+        return mlp is not None and copy < lookup <= mlp
 
     @property
     def d_head(self) -> int:
@@ -145,7 +208,9 @@ class ModelConfig:
 
     @property
     def paper_shape(self) -> bool:
-        """2 layers, 1 head, an MLP in block 1 only: the shape the fused training path and the measures know."""
+        """2 layers, 1 head, an MLP in block 1 only: the shape the fused training path knows. Its roles can only
+        be the paper's (copy 0 before lookup 1, the MLP in block 1, head 0), so the fused path's two patterns are
+        the copy and lookup heads'."""
         return (self.n_layers, self.n_heads, self.mlp_layers) == (2, 1, (1,))
 
 
@@ -309,7 +374,9 @@ ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None, ("mod
                ("model", "n_heads"): 1, ("model", "mlp_layers"): (1,), ("train", "jitter"): 0.0,
                ("train", "jitter_step"): 0, ("train", "grad_noise"): 0.0, ("train", "perturb_seed"): 0,
                ("train", "stop_when_composed"): 0, ("train", "steer_from"): 0, ("train", "steer_to"): 0,
-               ("train", "steer_share"): 0.0, ("train", "steer_sham"): False}
+               ("train", "steer_share"): 0.0, ("train", "steer_sham"): False, ("model", "copy_block"): None,
+               ("model", "lookup_block"): None, ("model", "mlp_block"): None, ("model", "copy_head"): 0,
+               ("model", "lookup_head"): 0}
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 

@@ -1,17 +1,21 @@
 """Progress measures (book/protocol.md, "Progress measures"): cheap mechanistic read-outs that make the training phases visible.
 
 1–3 read the weights only; 4–7 read the activations of a fixed measurement batch (the first
-rows of every evaluation pool). Each returns a fraction in [0, 1] (NaN where undefined).
+rows of every evaluation pool). Each returns a fraction in [0, 1] (NaN where undefined). "Layer 1" and
+"layer 2" below are the paper's names of the copy and lookup heads (`roles`): the measures read the heads and
+the MLP that play those roles, in any declared shape.
 """
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import torch
 
+from . import roles
 from .config import TaskConfig
 from .data import Batch, Vocab, eval_pools
-from .model import MLP_LAYER, AssignAddTransformer
+from .model import AssignAddTransformer
 
 MEASURE_NAMES = (
     "m1_addition_module",  # OV2(e_a) + OV2(e_b) through MLP2 and W_U gives (a + b) mod N
@@ -35,7 +39,7 @@ def operand_pairs(modulus: int) -> torch.Tensor:
 def two_operand_input(model: AssignAddTransformer, lhs: torch.Tensor, rhs: torch.Tensor) -> torch.Tensor:
     """[B, d] OV2(W_E[lhs]) + OV2(W_E[rhs]): the layer-2 attention output with equal weight on two clean
     operand embeddings, i.e. the addition module's input read from the weights only (measure 1, C6, C7)."""
-    ov = model.W_E[: model.config.task.modulus] @ model.OV[MLP_LAYER, 0].AB  # the MLP's own block's OV
+    ov = model.W_E[: model.config.task.modulus] @ roles.ov(model, roles.LOOKUP).AB  # the head that fetches values
     return ov[lhs.to(ov.device)] + ov[rhs.to(ov.device)]
 
 
@@ -48,7 +52,7 @@ def addition_module_accuracy(model: AssignAddTransformer) -> float:
     """
     pairs = operand_pairs(model.config.task.modulus)
     x = two_operand_input(model, pairs[:, 0], pairs[:, 1])
-    mlp = model.blocks[MLP_LAYER].mlp
+    mlp = roles.addition_mlp(model)
     logits = (x + torch.relu(x @ mlp.W_in) @ mlp.W_out) @ model.W_U
     target = pairs.sum(1) % model.config.task.modulus
     return float((logits.argmax(-1).cpu() == target).float().mean())
@@ -56,11 +60,11 @@ def addition_module_accuracy(model: AssignAddTransformer) -> float:
 
 @torch.no_grad()
 def positional_qk_map(model: AssignAddTransformer, n_pos: int | None = None, causal: bool = True) -> torch.Tensor:
-    """[q, k] layer-1 score (with the 1/sqrt(d_head) scale) between positional embeddings of the prefix
+    """[q, k] layer-1 (copy head) score (with the 1/sqrt(d_head) scale) between positional embeddings of the prefix
     (default: positions 0..11); keys after the query are NaN when `causal` (the model never sees them)."""
     n_pos = n_pos or model.config.task.prefix_len
     pos = model.W_pos[:n_pos]
-    scores = (pos @ model.attention_bilinear(0) @ pos.T).cpu()
+    scores = (pos @ roles.bilinear(model, roles.COPY) @ pos.T).cpu()
     if causal:
         scores = scores.masked_fill(~torch.ones(n_pos, n_pos, dtype=torch.bool).tril(), float("nan"))
     return scores
@@ -88,7 +92,7 @@ def previous_token_qk_score(model: AssignAddTransformer) -> float:
 def variable_copies(model: AssignAddTransformer) -> torch.Tensor:
     """U [n_vars, d]: u_v = W_E[v] OV1, each variable's identity as layer 1 copies it onto the next position."""
     var0, n_vars = Vocab(model.config.task).var0, model.config.task.n_vars
-    return model.W_E[var0: var0 + n_vars] @ model.OV[0, 0].AB
+    return model.W_E[var0: var0 + n_vars] @ roles.ov(model, roles.COPY).AB
 
 
 @torch.no_grad()
@@ -96,7 +100,7 @@ def variable_qk_map(model: AssignAddTransformer) -> torch.Tensor:
     """[n_vars, n_vars]: u_v QK2 u_v'ᵀ (u = `variable_copies`, no 1/sqrt(d_head) scale), query variable v
     against key variable v'."""
     copied = variable_copies(model)
-    return (copied @ model.QK[1, 0].AB @ copied.T).cpu()
+    return (copied @ roles.qk(model, roles.LOOKUP).AB @ copied.T).cpu()
 
 
 def identity_rows(qk_map: torch.Tensor) -> torch.Tensor:
@@ -136,13 +140,33 @@ def value_positions(batch: Batch, task: TaskConfig) -> torch.Tensor:
     return mask
 
 
+class RoleActivations(NamedTuple):
+    copy_pattern: torch.Tensor  # the copy head's attention [batch, query pos, key pos]
+    lookup_pattern: torch.Tensor  # the lookup head's attention from `=` [batch, key pos]
+    copied_resid: torch.Tensor  # the residual stream after the copy head's block's attention [batch, pos, d_model]
+
+
+@torch.no_grad()
+def role_activations(model: AssignAddTransformer, tokens: torch.Tensor) -> RoleActivations:
+    """The activations measures 4–7 read: through the fused path in the paper's shape (the same activations,
+    faster), through the hooked forward in any other."""
+    tokens = tokens.to(model.W_E.device)
+    if model.config.model.paper_shape:
+        out = model.fused_forward(tokens)
+        return RoleActivations(out.pattern1, out.pattern2, out.resid_mid0)
+    names = {"copy": roles.hook(model, "pattern", roles.COPY), "lookup": roles.hook(model, "pattern", roles.LOOKUP),
+             "resid": roles.hook(model, "resid_mid", roles.COPY)}
+    _, cache = model.run_with_cache(tokens, names_filter=lambda name: name in names.values())
+    return RoleActivations(cache[names["copy"]][:, roles.head(model, roles.COPY)],
+                           cache[names["lookup"]][:, roles.head(model, roles.LOOKUP), -1], cache[names["resid"]])
+
+
 @torch.no_grad()
 def activation_measures(model: AssignAddTransformer, batch: Batch, with_probe: bool = True) -> dict[str, float]:
-    """Measures 4–7 on one batch (run through the fused path, which exposes exactly these activations)."""
+    """Measures 4–7 on one batch (`role_activations`)."""
     task = model.config.task
-    device = model.W_E.device
-    out = model.fused_forward(batch.tokens.to(device))
-    p1, p2, resid = out.pattern1.float().cpu(), out.pattern2.float().cpu(), out.resid_mid0.float().cpu()
+    out = role_activations(model, batch.tokens)
+    p1, p2, resid = out.copy_pattern.float().cpu(), out.lookup_pattern.float().cpu(), out.copied_resid.float().cpu()
     qtype_vars = (batch.lhs_var >= 0).long() + (batch.rhs_var >= 0).long()
     few_vars = qtype_vars <= 1
     m4 = eq_attends_to_operands(p1[few_vars, -1], task).float().mean()
@@ -173,9 +197,9 @@ def probe_accuracy(features: torch.Tensor, labels: torch.Tensor, n_classes: int,
 
 
 def all_measures(model: AssignAddTransformer, with_probe: bool = True) -> dict[str, float]:
-    """Every progress measure, in MEASURE_NAMES order (NaN for a model not of the paper's shape, where they are
-    not defined: they read layer 1's and layer 2's single heads and the MLP of block 1)."""
-    if not model.config.model.paper_shape:
+    """Every progress measure, in MEASURE_NAMES order (NaN for a model whose roles do not form the circuit, e.g. a
+    1-layer model: there the measures are not defined)."""
+    if not model.config.model.has_circuit:
         return {name: float("nan") for name in MEASURE_NAMES}
     result = {
         "m1_addition_module": addition_module_accuracy(model),

@@ -28,7 +28,7 @@ class FusedOutput(NamedTuple):
     resid_mid0: torch.Tensor  # residual stream after layer-1 attention [batch, pos, d_model]
 
 
-MLP_LAYER = 1  # the paper's MLP block: block 0 has no MLP (the authors zero and freeze it)
+MLP_LAYER = 1  # the paper's shape's MLP block (block 0 has none: the authors zero and freeze it); the fused path's
 
 
 class Embed(nn.Module):
@@ -297,9 +297,9 @@ class AssignAddTransformer(HookedRootModule):
     def OV(self) -> FactoredMatrix:
         return FactoredMatrix(self.W_V, self.W_O)
 
-    def attention_bilinear(self, layer: int) -> torch.Tensor:
-        """W_Q W_Kᵀ / sqrt(d_head) of `layer` [d_model, d_model]: x_q · it · x_k is the attention score."""
-        return self.QK[layer, 0].AB * self.blocks[layer].attn.scale
+    def attention_bilinear(self, layer: int, head: int = 0) -> torch.Tensor:
+        """W_Q W_Kᵀ / sqrt(d_head) of one head of `layer` [d_model, d_model]: x_q · it · x_k is its score."""
+        return self.QK[layer, head].AB * self.blocks[layer].attn.scale
 
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad)

@@ -34,7 +34,6 @@ OTHER_LABELS = {
     # activation patching (chapter 7): the receiver's answer after the patch, and where it was patched
     "clean_accuracy": "accuracy unpatched", "same_argmax": "answer unchanged", "correct": "correct after patch",
     "follows_donor": "donor's sum", "donor_argmax": "donor's answer", "rel_logit_change": "relative logit change",
-    "blocks.1.hook_resid_mid": "layer-2 MLP input", "blocks.1.hook_attn_out": "layer-2 attention output",
     # flip rates (chapter 4)
     "interval_runs": "95 % interval (runs)", "interval_cells": "95 % interval (cells resampled)",
     "cells_flipped": "cells with a flip", "cells_with_a_flip": "cells with a flip",
@@ -47,9 +46,20 @@ OTHER_LABELS = {
 LABELS = {**POOL_LABELS, **MEASURE_LABELS, **EXACT_LABELS, **OTHER_LABELS}
 
 
+# Hook names where patching happens (chapter 7), read by their block as the paper counts layers (1-based), whatever
+# block plays the role: "blocks.1.hook_resid_mid" is the "layer-2 MLP input".
+_HOOK_LABELS = {"hook_resid_mid": "MLP input", "hook_attn_out": "attention output"}
+_HOOK_PATTERN = re.compile(rf"(?<![\w.])blocks\.(\d+)\.({'|'.join(_HOOK_LABELS)})(?![\w])")
+
+
+def _hook_label(match: re.Match) -> str:
+    return f"layer-{int(match.group(1)) + 1} {_HOOK_LABELS[match.group(2)]}"
+
+
 def label(key: str) -> str:
     """The display name of a key (the key itself when it has none)."""
-    return LABELS.get(key, key)
+    hook = _HOOK_PATTERN.fullmatch(key) if isinstance(key, str) and key not in LABELS else None
+    return _hook_label(hook) if hook else LABELS.get(key, key)
 
 
 # Keys a reader would see as code (an underscore or a dot in them), longest first so that "2var_var_restricted_1"
@@ -60,7 +70,9 @@ _KEY_PATTERN = re.compile("|".join(rf"(?<![\w.]){re.escape(k)}(?![\w])" for k in
 
 def display_text(text: str) -> str:
     """`text` with every code key in it (pool, measure, hook, quantity names) replaced by its display name."""
-    return _KEY_PATTERN.sub(lambda m: LABELS[m.group(0)], text) if isinstance(text, str) else text
+    if not isinstance(text, str):
+        return text
+    return _HOOK_PATTERN.sub(_hook_label, _KEY_PATTERN.sub(lambda m: LABELS[m.group(0)], text))
 
 
 def readable(frame: pd.DataFrame) -> pd.DataFrame:

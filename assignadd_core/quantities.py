@@ -17,6 +17,8 @@ from typing import Callable
 
 import torch
 
+from . import roles
+from .config import RunConfig
 from .data import EXACT_NAMES, POOL_NAMES, eval_pools
 from .evaluation import exact_accuracies, pool_accuracies
 from .measures import MEASURE_NAMES, all_measures
@@ -36,6 +38,12 @@ class Quantity:
     description: str
     logged: bool = False  # written by the trainer into metrics.csv at eval steps
     in_final: str | None = None  # the key under which the trainer records its final value in final.json
+    # The columns of a run of a given config, where they depend on the task's size (`columns`: the paper's task).
+    sized_columns: Callable[[RunConfig], tuple[str, ...]] | None = None
+
+    def columns_for(self, config: RunConfig) -> tuple[str, ...]:
+        """The columns of this quantity for a run of `config`."""
+        return self.columns if self.sized_columns is None else self.sized_columns(config)
 
 
 def _pools(model, step):
@@ -94,7 +102,7 @@ def _shared_addition(model, step):
     from .analysis.controls import mlp_input_cosines
     cosines = mlp_input_cosines(model, kind=TWIN_KIND, seed=TWIN_SEED)
     literal, variable = addition.twin_batches(model.config.task, TWIN_KIND, TWIN_SEED)
-    report = addition.patch_report(model, literal, variable, seed=TWIN_SEED, hook=addition.ATTN_OUT_HOOK)
+    report = addition.patch_report(model, literal, variable, seed=TWIN_SEED, hook=addition.attn_out_hook(model))
     return {"matched": cosines["matched"], "ceiling": cosines["ceiling (literal vs literal)"],
             "same_sum": cosines["same sum"], "one_shared_operand": cosines["one shared operand"],
             "unrelated": cosines["unrelated"], "patch_kept": float(report.loc["variable → literal", "same_argmax"])}
@@ -124,16 +132,21 @@ def _qk2_gradient(model, step):
                                        "grad_fraction_in_subspace")}
 
 
-MAP_VARS, MAP_POSITIONS = 12, 16  # the paper's task: the variable QK map and the example's layer-1 pattern
+def _circuit_map_columns(config: RunConfig) -> tuple[str, ...]:
+    """n_vars x n_vars cells of the variable QK map, then seq_len x seq_len cells of the copy head's pattern."""
+    n_vars, n_pos = config.task.n_vars, config.task.seq_len
+    return (*(f"qk_{i}_{j}" for i in range(n_vars) for j in range(n_vars)),
+            *(f"l1_{q}_{k}" for q in range(n_pos) for k in range(n_pos)))
 
 
 def _circuit_maps(model, step):
-    """The two maps the circuits chapter watches across a jump: layer 2's 12 x 12 variable QK map (measure 3's)
-    and layer 1's attention pattern on the chapter's 2-var example sequence (16 x 16), flattened."""
+    """The two maps the circuits chapter watches across a jump: layer 2's variable QK map (measure 3's, 12 x 12 in
+    the paper's task) and the layer-1 (copy head's) attention pattern on the chapter's 2-var example sequence
+    (16 x 16), flattened."""
     from .analysis.circuits import attention_patterns, example_batch
     from .measures import variable_qk_map
     qk = variable_qk_map(model)
-    pattern = attention_patterns(model, example_batch(model.config.task)[3:4].tokens)[0, 0]
+    pattern = attention_patterns(model, example_batch(model.config.task)[3:4].tokens)[0, roles.copy_layer(model)]
     return {**{f"qk_{i}_{j}": float(qk[i, j]) for i in range(qk.shape[0]) for j in range(qk.shape[1])},
             **{f"l1_{q}_{k}": float(pattern[q, k]) for q in range(pattern.shape[0]) for k in range(pattern.shape[1])}}
 
@@ -154,9 +167,9 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("fourier", 1, ("n_frequencies", "n_key_frequencies_70", "n_key_frequencies_factor", "share_above_09", "n_above_09",
                             "best_r2", "median_r2", "null_q99", "n_active"), _fourier,
              "Fourier features of the embedding and the layer-2 neurons, with the null (C7)"),
-    Quantity("circuit_maps", 1, (*(f"qk_{i}_{j}" for i in range(MAP_VARS) for j in range(MAP_VARS)),
-                                 *(f"l1_{q}_{k}" for q in range(MAP_POSITIONS) for k in range(MAP_POSITIONS))),
-             _circuit_maps, "the variable QK map of layer 2 and layer 1's pattern on the 2-var example (paper's task)"),
+    Quantity("circuit_maps", 1, _circuit_map_columns(RunConfig()), _circuit_maps,
+             "the variable QK map of layer 2 and layer 1's pattern on the 2-var example",
+             sized_columns=_circuit_map_columns),
     Quantity("qk2_gradient", 1, ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",
                                  "grad_fraction_in_subspace"), _qk2_gradient,
              "the negative gradient on layer 2's QK, on the variable copies (C10)"),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from . import roles
 from .checkpoint import CheckpointError, atomic_write_text
 from .config import ConfigError, RunConfig
 from .run_folder import Run, run_path
@@ -27,26 +28,26 @@ BRANCH_FILE = "branch.json"
 EDIT_SEED = 0
 
 
-def _redraw(names: tuple[str, ...]):
-    """An edit that re-draws the named parameters with the model's own init (std 0.8 / sqrt(d_model)) and clears
-    their AdamW moments, as if those weights had just been initialised."""
+def _redraw_qk(role: str):
+    """An edit that re-draws W_Q and W_K of the role's head with the model's own init (std 0.8 / sqrt(d_model))
+    and clears their AdamW moments, as if those weights had just been initialised."""
     def edit(model, optimizer) -> None:
         generator = torch.Generator().manual_seed(EDIT_SEED)
         std = model.config.model.init_std_scale / math.sqrt(model.config.model.d_model)
-        params = dict(model.named_parameters())
+        attn, h = roles.attention(model, role), roles.head(model, role)
         with torch.no_grad():
-            for name in names:
-                params[name].normal_(0.0, std, generator=generator)
-                state = optimizer.state.get(params[name], {})
+            for param in (attn.W_Q, attn.W_K):
+                param[h].normal_(0.0, std, generator=generator)
+                state = optimizer.state.get(param, {})
                 for key in ("exp_avg", "exp_avg_sq"):
                     if key in state:
-                        state[key].zero_()
+                        state[key][h].zero_()
     return edit
 
 
-EDITS = {
-    "redraw_layer1_qk": _redraw(("blocks.0.attn.W_Q", "blocks.0.attn.W_K")),
-    "redraw_layer2_qk": _redraw(("blocks.1.attn.W_Q", "blocks.1.attn.W_K")),
+EDITS = {  # named by the paper's layers: the copy head is layer 1, the lookup head layer 2
+    "redraw_layer1_qk": _redraw_qk(roles.COPY),
+    "redraw_layer2_qk": _redraw_qk(roles.LOOKUP),
 }
 
 

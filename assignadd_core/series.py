@@ -138,7 +138,7 @@ def _from_metrics(run: Run, q: Quantity, steps) -> pd.DataFrame | None:
     """The quantity's metrics.csv columns at `steps` (None: every row), when written with its current version."""
     if not q.logged or logged_versions(run).get(q.name) != q.version or not run.metrics_path.is_file():
         return None
-    table = run.metrics().set_index("step")[list(q.columns)]
+    table = run.metrics().set_index("step")[list(q.columns_for(run.config))]
     if steps is None:
         return table
     wanted = [run.config.train.steps if s == FINAL else int(s) for s in steps]
@@ -151,14 +151,15 @@ def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
     and the final model), "final", or a list of steps and/or "final"."""
     q = get_quantity(quantity)
     run = run if isinstance(run, Run) else Run(run)
+    columns = q.columns_for(run.config)
     wanted = [FINAL] if steps == FINAL else steps
     logged = _from_metrics(run, q, wanted)
     if logged is not None:
         return logged
     if q.in_final and wanted == [FINAL] and run.final_path.is_file() and q.in_final in run.final():
         values = run.final()[q.in_final]  # the trainer's own end-of-training evaluation
-        return pd.DataFrame([{c: float(values[c]) for c in q.columns}],
-                            index=pd.Index([run.config.train.steps], name="step"), columns=list(q.columns))
+        return pd.DataFrame([{c: float(values[c]) for c in columns}],
+                            index=pd.Index([run.config.train.steps], name="step"), columns=list(columns))
     if wanted is None:
         wanted = [*run.checkpoint_steps(), *([FINAL] if run.model_path.is_file() else [])]
     config_hash = run.config.hash()
@@ -169,7 +170,7 @@ def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
             keys[s] = (q.name, str(q.version), str(s), fingerprint(_weights_path(run, s)), config_hash)
         except CheckpointError:  # weights not kept (e.g. not committed): read what was computed from them
             keys[s] = _recorded_key(cache, q, s, config_hash, run)
-    missing = [s for s, key in keys.items() if any((*key, c) not in cache for c in q.columns)]
+    missing = [s for s, key in keys.items() if any((*key, c) not in cache for c in columns)]
     if missing:
         stale = [s for s in missing if any(k[0] == q.name and k[2] == str(s) and k[:5] != keys[s] for k in cache)]
         if stale:
@@ -180,19 +181,19 @@ def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
             rows = []
             for step in missing:
                 key = keys[step]
-                if all((*key, c) in cache for c in q.columns):
+                if all((*key, c) in cache for c in columns):
                     continue
                 model = run.load_model(None if step == FINAL else int(step)).eval()
                 values = q.compute(model, run.config.train.steps if step == FINAL else int(step))
-                for column in q.columns:
+                for column in columns:
                     value = float(values[column])
                     cache[(*key, column)] = value
                     rows.append([*key, column, repr(value)])
             if rows:
                 _write(run, rows)
     index = [run.config.train.steps if s == FINAL else int(s) for s in wanted]
-    data = [{c: cache[(*keys[s], c)] for c in q.columns} for s in wanted]
-    return pd.DataFrame(data, index=pd.Index(index, name="step"), columns=list(q.columns))
+    data = [{c: cache[(*keys[s], c)] for c in columns} for s in wanted]
+    return pd.DataFrame(data, index=pd.Index(index, name="step"), columns=list(columns))
 
 
 def final_values(run: Run, quantity: str, say=_say) -> dict[str, float]:

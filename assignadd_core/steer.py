@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import torch
 
+from . import roles
 from .config import RunConfig
 from .measures import variable_copies
 
-LOOKUP_LAYER = 1  # layer 2, whose QK matrix forms the associative memory (C5, C10)
 _SHAM_STREAM = 3  # beside perturb's jitter (1) and gradient-noise (2) streams of the same seed
 
 
@@ -37,9 +37,10 @@ def due(config: RunConfig, step: int | None) -> bool:
 
 
 def qk2(model) -> torch.Tensor:
-    """W_QK2 [d, d] in float64 (one head)."""
-    attn = model.blocks[LOOKUP_LAYER].attn
-    return (attn.W_Q[0].double() @ attn.W_K[0].double().T).detach()
+    """W_QK2 [d, d] in float64: the lookup head's (layer 2's in the paper), whose QK forms the associative
+    memory (C5, C10)."""
+    attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
+    return (attn.W_Q[h].double() @ attn.W_K[h].double().T).detach()
 
 
 def identity_direction(model) -> torch.Tensor:
@@ -69,9 +70,9 @@ def steer(model, config: RunConfig, before: torch.Tensor) -> float:
     direction = sham_direction(model, config, identity) if config.train.steer_sham else identity
     update = qk2(model) - before
     c = config.train.steer_share * float(update.norm()) - float((update * direction).sum())
-    attn = model.blocks[LOOKUP_LAYER].attn
-    w_k = attn.W_K[0].double()
+    attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
+    w_k = attn.W_K[h].double()
     # X W_Kᵀ = c D  <=>  W_K Xᵀ = c Dᵀ: least squares, exact for a square invertible W_K
     change = torch.linalg.lstsq(w_k, (c * direction).T).solution.T
-    attn.W_Q[0] += change.to(attn.W_Q.dtype)
+    attn.W_Q[h] += change.to(attn.W_Q.dtype)
     return c

@@ -1,5 +1,5 @@
-"""The architecture is in ModelConfig: other shapes build, train and evaluate through the hooked forward, and the
-paper's shape keeps every committed run's hash."""
+"""The architecture is in ModelConfig: other shapes build, train, evaluate and measure through the hooked forward
+(tests/test_roles.py: the roles the measures read), and the paper's shape keeps every committed run's hash."""
 import math
 
 import pytest
@@ -28,8 +28,8 @@ def test_other_shapes_train_and_evaluate(shape, tiny_config, tmp_path):
         run = trainer.train(config, tmp_path / "run", progress=False)
     final = run.final()
     assert set(final["pools"]) and 0 <= final["exact"]["0var_heldout"] <= 1
-    assert math.isnan(run.metrics()["m3_l2_var_identity_qk"].iloc[-1])  # the paper's measures: not defined here
-    assert all(math.isnan(v) for v in all_measures(run.load_model()).values())
+    assert math.isfinite(run.metrics()["m3_l2_var_identity_qk"].iloc[-1])  # the measures read the roles' heads
+    assert all(math.isfinite(v) for v in all_measures(run.load_model()).values())
     assert run.load_model().blocks[0].attn.W_Q.shape[0] == m.n_heads and evaluate(run.load_model())["pools"]
 
 

@@ -76,8 +76,12 @@ def test_a_perturbed_run_moves_and_resumes_to_an_uninterrupted_one(tiny_config, 
     straight = trainer.train(config, tmp_path / "straight", progress=False)
     plain = final_weights(tiny_run)
     assert any(not torch.equal(weight, plain[name]) for name, weight in final_weights(straight).items())
-    path = tmp_path / "killed"
-    interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)  # between the nudge at 15 and step 21
+    assert_resumes_to(straight, config, tmp_path / "killed", monkeypatch)
+
+
+def assert_resumes_to(straight, config, path, monkeypatch):
+    """A run of `config` killed at step 17 (between the evals at 11 and 21) resumes to `straight`, bit for bit."""
+    interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)
     with pytest.raises(KeyboardInterrupt):
         trainer.train(config, path, progress=False)
     monkeypatch.undo()

@@ -9,9 +9,8 @@ import torch
 
 from assignadd_core import steer, trainer
 from assignadd_core.config import ConfigError, RunConfig
-from assignadd_core.runs import Run
-from test_perturb import SEED42_HASH
-from test_trainer import assert_same_weights, final_weights, interrupt_at, metric_rows
+from test_perturb import SEED42_HASH, assert_resumes_to
+from test_trainer import final_weights, metric_rows
 
 
 def one_step(config: RunConfig):
@@ -91,15 +90,7 @@ def test_a_steered_run_moves_only_inside_its_window_and_resumes_exactly(tiny_con
     moved = {name: float((weight - final_weights(tiny_run)[name]).abs().max())
              for name, weight in final_weights(straight).items()}
     assert moved["blocks.1.attn.W_Q"] > 1e-3 and moved["blocks.1.attn.W_Q"] > 10 * moved["blocks.0.attn.W_Q"]
-    path = tmp_path / "killed"
-    interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)
-    with pytest.raises(KeyboardInterrupt):
-        trainer.train(config, path, progress=False)
-    monkeypatch.undo()
-    assert Run(path).metrics()["step"].tolist() == [1, 11]
-    resumed = trainer.train(config, path, progress=False)
-    pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(straight))
-    assert_same_weights(final_weights(resumed), final_weights(straight))
+    assert_resumes_to(straight, config, tmp_path / "killed", monkeypatch)
 
 
 def test_a_steered_run_stops_only_once_composition_holds_without_the_steering(tiny_config, tmp_path, monkeypatch):

@@ -5,13 +5,15 @@ Twins: for every operand pair (n1, n2) a variable-operand sequence and its liter
 token for token except that the query's variable operands are replaced by their values (the
 prefix, now all distractors, stays). Three read-outs at `=` (the last position):
 
-* cosine similarity of the MLP input (`blocks.1.hook_resid_mid`) between twins (matched) and
+* cosine similarity of the MLP input (`blocks.1.hook_resid_mid` in the paper's shape) between twins (matched) and
   between sequences of different pairs (mismatched; the swapped pair (n2, n1) is kept apart:
   addition is commutative, so its input may legitimately be the same);
 * cosine similarity of the weights-only prediction OV2(W_E[n1]) + OV2(W_E[n2]) with the actual
-  layer-2 attention output (`blocks.1.hook_attn_out`);
+  layer-2 (lookup) attention output (`blocks.1.hook_attn_out`);
 * the causal version: patch the MLP input of one twin into the other with `run_with_hooks` and
   check the output does not change (and, as a control, that a mismatched donor does change it).
+
+The hooks are the roles' (`roles`): the addition MLP's input and the lookup block's attention output.
 """
 from __future__ import annotations
 
@@ -19,13 +21,25 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..config import TaskConfig
+from .. import roles
+from ..config import ModelConfig, TaskConfig
 from ..data import LITERAL, Batch, build_sequences, make_split
 from ..measures import operand_pairs, two_operand_input
-from ..model import MLP_LAYER, AssignAddTransformer
+from ..model import AssignAddTransformer
 
-MLP_INPUT_HOOK = f"blocks.{MLP_LAYER}.hook_resid_mid"
-ATTN_OUT_HOOK = f"blocks.{MLP_LAYER}.hook_attn_out"  # the attention output of the MLP's own block
+
+def mlp_input_hook(model) -> str:
+    """The addition MLP's input (the residual after its block's attention)."""
+    return roles.hook(model, "resid_mid", roles.MLP)
+
+
+def attn_out_hook(model) -> str:
+    """The lookup head's block's attention output: what it fetched for the addition MLP."""
+    return roles.hook(model, "attn_out", roles.LOOKUP)
+
+
+# The two hooks in the paper's shape (the chapters name them)
+MLP_INPUT_HOOK, ATTN_OUT_HOOK = mlp_input_hook(ModelConfig()), attn_out_hook(ModelConfig())
 TWIN_KINDS = ("2var", "1var_left", "1var_right")
 GROUPS = ("matched", "swapped", "mismatched")
 
@@ -117,14 +131,15 @@ def shared_addition_test(model: AssignAddTransformer, kind: str = "2var", seed: 
     "variable": Batch}, groups as in `cosine_groups`.
     """
     literal, variable = twin_batches(model.config.task, kind, seed)
-    names = (MLP_INPUT_HOOK, ATTN_OUT_HOOK)
+    mlp_input, attn_out = mlp_input_hook(model), attn_out_hook(model)
+    names = (mlp_input, attn_out)
     lit_act, var_act = last_position(model, literal.tokens, names), last_position(model, variable.tokens, names)
     pairs = torch.stack([literal.lhs_val, literal.rhs_val], 1)
     predicted = ov2_prediction(model, literal)
     return {
-        "mlp_input": cosine_groups(lit_act[MLP_INPUT_HOOK], var_act[MLP_INPUT_HOOK], pairs),
-        "ov_literal": cosine_groups(predicted, lit_act[ATTN_OUT_HOOK], pairs),
-        "ov_variable": cosine_groups(predicted, var_act[ATTN_OUT_HOOK], pairs),
+        "mlp_input": cosine_groups(lit_act[mlp_input], var_act[mlp_input], pairs),
+        "ov_literal": cosine_groups(predicted, lit_act[attn_out], pairs),
+        "ov_variable": cosine_groups(predicted, var_act[attn_out], pairs),
         "literal": literal,
         "variable": variable,
     }
@@ -133,9 +148,11 @@ def shared_addition_test(model: AssignAddTransformer, kind: str = "2var", seed: 
 # ----------------------------------------------------------------------------- causal version
 @torch.no_grad()
 def patched_logits(model: AssignAddTransformer, receiver: torch.Tensor, donor: torch.Tensor,
-                   hook: str = MLP_INPUT_HOOK) -> torch.Tensor:
-    """Logits at `=` of the receiver sequences with their activation at `hook`, last position, replaced
-    by the donor's (row by row): [B, N]. `donor` is token ids [B, seq] or the activations [B, d] themselves."""
+                   hook: str | None = None) -> torch.Tensor:
+    """Logits at `=` of the receiver sequences with their activation at `hook` (default: the addition MLP's
+    input), last position, replaced by the donor's (row by row): [B, N]. `donor` is token ids [B, seq] or the
+    activations [B, d] themselves."""
+    hook = hook or mlp_input_hook(model)
     donor_act = donor if donor.is_floating_point() else last_position(model, donor, (hook,))[hook]
     donor_act = donor_act.to(model.W_E.device)
 
@@ -155,13 +172,15 @@ def patched_logits(model: AssignAddTransformer, receiver: torch.Tensor, donor: t
 
 @torch.no_grad()
 def patch_report(model: AssignAddTransformer, literal: Batch, variable: Batch, seed: int = 0,
-                 hook: str = MLP_INPUT_HOOK) -> pd.DataFrame:
-    """Patch `hook` at `=` between twins (both ways) and, as a control, from a mismatched donor.
+                 hook: str | None = None) -> pd.DataFrame:
+    """Patch `hook` (default: the addition MLP's input) at `=` between twins (both ways) and, as a control, from a
+    mismatched donor.
 
     Columns: same_argmax (patched argmax = the receiver's own clean argmax), correct (= the receiver's
     answer), follows_donor (= the donor's answer), donor_argmax (= the donor's own clean argmax),
     rel_logit_change (‖patched − clean‖ / ‖clean‖, mean over rows).
     """
+    hook = hook or mlp_input_hook(model)
     device = model.W_E.device
     was_training = model.training
     model.eval()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import roles
 from ..data import QUERY_TYPE_NAMES, Batch, Vocab, eval_pools
 # The maps behind progress measures 2 and 3 and their row tests live with the measures (one definition each).
 from ..measures import identity_rows, positional_qk_map, previous_token_rows, variable_qk_map  # noqa: F401
@@ -40,7 +41,7 @@ def eq_to_variable_scores(model: AssignAddTransformer) -> torch.Tensor:
     query = model.W_E[vocab.eq] + model.W_pos[n - 1]
     var_emb = model.W_E[vocab.var0: vocab.var0 + task.n_vars]
     keys = var_emb[:, None] + model.W_pos[list(task.operand_positions)][None]  # [v, side (lhs, rhs), d]
-    qk = model.attention_bilinear(0)
+    qk = roles.bilinear(model, roles.COPY)
     return (keys @ (query @ qk)).cpu()  # score = x_query QK x_keyᵀ
 
 
@@ -59,10 +60,11 @@ def example_batch(task, pools: dict[str, Batch] | None = None) -> Batch:
 
 @torch.no_grad()
 def attention_patterns(model: AssignAddTransformer, tokens: torch.Tensor) -> torch.Tensor:
-    """[batch, layer, q, k] attention patterns of both layers (full hooked forward)."""
-    names = [f"blocks.{i}.attn.hook_pattern" for i in range(len(model.blocks))]
+    """[batch, layer, q, k] attention patterns of every layer (full hooked forward): in each block the head that
+    plays a role there (`roles.block_head`: the copy head in the copy block, ...), head 0 elsewhere."""
+    names = [roles.act_name("pattern", i) for i in range(len(model.blocks))]
     _, cache = model.run_with_cache(tokens.to(model.W_E.device), names_filter=lambda name: name in names)
-    return torch.stack([cache[name][:, 0] for name in names], 1).float().cpu()
+    return torch.stack([cache[name][:, roles.block_head(model, i)] for i, name in enumerate(names)], 1).float().cpu()
 
 
 def token_labels(task, tokens: torch.Tensor) -> list[str]:

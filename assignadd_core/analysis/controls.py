@@ -18,10 +18,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .. import roles
 from ..data import Batch, exact_sets, make_split
 from ..evaluation import batch_correct
 from ..model import AssignAddTransformer, initial_model
-from .interventions import LAYER1_OUT, LAYER2_PATTERN, distractor_with_other_value, predict
+from .interventions import copy_out_hook, distractor_with_other_value, lookup_pattern_hook, predict
 
 
 # ---------------------------------------------------------------------------- C2
@@ -63,6 +64,7 @@ def relabel_patch(model: AssignAddTransformer, batch: Batch, operand: str = "lhs
     batch, src, target, target_value, other = batch[keep], src[keep], target[keep], target_value[keep], other[keep]
     rows = torch.arange(len(batch))
     device = model.W_E.device
+    head = roles.head(model, roles.LOOKUP)
     seen = {}
 
     def swap(act, hook):  # noqa: ARG001
@@ -72,10 +74,10 @@ def relabel_patch(model: AssignAddTransformer, batch: Batch, operand: str = "lhs
         return act
 
     def keep_pattern(pattern, hook):  # noqa: ARG001
-        seen["pattern"] = pattern[:, 0, -1].cpu()
+        seen["pattern"] = pattern[:, head, -1].cpu()
         return pattern
 
-    pred = predict(model, batch.tokens, [(LAYER1_OUT, swap), (LAYER2_PATTERN, keep_pattern)])
+    pred = predict(model, batch.tokens, [(copy_out_hook(model), swap), (lookup_pattern_hook(model), keep_pattern)])
     attn = seen["pattern"]
     follows_attention = attn[rows, target] > attn[rows, src]
     return {"attention_follows_label": float(follows_attention.float().mean()),
@@ -99,13 +101,14 @@ def pair_relation_groups(pairs: torch.Tensor, modulus: int) -> dict[str, torch.T
 def mlp_input_cosines(model: AssignAddTransformer, kind: str = "2var", seed: int = 0) -> dict[str, float]:
     """Mean cosine of the layer-2 MLP input at `=` between a literal sequence and variable sequences of each
     relation to its pair, plus the ceiling: the same literal query behind two different prefixes."""
-    from .addition import MLP_INPUT_HOOK, cosine_matrix, last_position, twin_batches
+    from .addition import cosine_matrix, last_position, mlp_input_hook, twin_batches
     task = model.config.task
     literal, variable = twin_batches(task, kind, seed)
     other_literal, _ = twin_batches(task, kind, seed + 1)
-    lit = last_position(model, literal.tokens, (MLP_INPUT_HOOK,))[MLP_INPUT_HOOK]
-    var = last_position(model, variable.tokens, (MLP_INPUT_HOOK,))[MLP_INPUT_HOOK]
-    lit2 = last_position(model, other_literal.tokens, (MLP_INPUT_HOOK,))[MLP_INPUT_HOOK]
+    hook = mlp_input_hook(model)
+    lit = last_position(model, literal.tokens, (hook,))[hook]
+    var = last_position(model, variable.tokens, (hook,))[hook]
+    lit2 = last_position(model, other_literal.tokens, (hook,))[hook]
     cos = cosine_matrix(lit, var)
     pairs = torch.stack([literal.lhs_val, literal.rhs_val], 1)
     out = {name: float(cos[mask].mean()) for name, mask in pair_relation_groups(pairs, task.modulus).items()}

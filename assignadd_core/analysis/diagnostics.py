@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .. import roles
 from ..data import Batch, Vocab
 from ..measures import probe_accuracy, value_positions
 from ..model import AssignAddTransformer
@@ -31,7 +32,7 @@ def eq_query_decomposition(model: AssignAddTransformer) -> dict[str, torch.Tenso
     task = model.config.task
     vocab = Vocab(task)
     n = task.seq_len
-    qk = model.attention_bilinear(0)
+    qk = roles.bilinear(model, roles.COPY)
     e_eq, p_eq = model.W_E[vocab.eq], model.W_pos[n - 1]
     e_var = model.W_E[vocab.var0: vocab.var0 + task.n_vars]
     p_keys = model.W_pos[list(task.operand_positions)]  # lhs, rhs
@@ -43,12 +44,17 @@ def eq_query_decomposition(model: AssignAddTransformer) -> dict[str, torch.Tenso
 
 
 @torch.no_grad()
-def token_maps(model: AssignAddTransformer, layer: int, queries: torch.Tensor, keys: torch.Tensor) -> dict:
-    """{"OV": W_E[q] OV W_E[k]ᵀ, "QK": W_E[q] QK W_E[k]ᵀ} of one layer, rows = `queries`, columns = `keys`
-    (token ids); OV rows read "what attending to token q writes, seen along token k's embedding"."""
+def token_maps(model: AssignAddTransformer, layer: int | str, queries: torch.Tensor, keys: torch.Tensor) -> dict:
+    """{"OV": W_E[q] OV W_E[k]ᵀ, "QK": W_E[q] QK W_E[k]ᵀ} of one head, rows = `queries`, columns = `keys`
+    (token ids); OV rows read "what attending to token q writes, seen along token k's embedding". `layer`: a role
+    ("copy", "lookup") or a block index (its head that plays a role there, `roles.block_head`)."""
+    if isinstance(layer, str):
+        layer, head = roles.layer(model, layer), roles.head(model, layer)
+    else:
+        head = roles.block_head(model, layer)
     e_q, e_k = model.W_E[queries], model.W_E[keys]
-    qk = model.attention_bilinear(layer)
-    return {"OV": (e_q @ model.OV[layer, 0].AB @ e_k.T).cpu(), "QK": (e_q @ qk @ e_k.T).cpu()}
+    qk = model.attention_bilinear(layer, head)
+    return {"OV": (e_q @ model.OV[layer, head].AB @ e_k.T).cpu(), "QK": (e_q @ qk @ e_k.T).cpu()}
 
 
 @torch.no_grad()
@@ -105,12 +111,13 @@ def shuffled_plane_null(model: AssignAddTransformer, k: int, n_shuffles: int = 2
 
 
 @torch.no_grad()
-def probe_table(model: AssignAddTransformer, batch: Batch,
-                hooks: tuple[str, ...] = ("blocks.0.hook_resid_pre", "blocks.0.hook_resid_post")) -> "pd.DataFrame":
-    """Held-out accuracy of ridge linear probes at the prefix value tokens, per residual-stream point:
-    which variable precedes the token (12 classes) and which number it is (N classes). Before layer 1 the
-    stream holds the token and its position, not the variable; after layer 1 both should be readable."""
+def probe_table(model: AssignAddTransformer, batch: Batch, hooks: tuple[str, ...] | None = None) -> "pd.DataFrame":
+    """Held-out accuracy of ridge linear probes at the prefix value tokens, per residual-stream point (default:
+    before and after the copy head's block, layer 1): which variable precedes the token (n_vars classes) and which
+    number it is (N classes). Before layer 1 the stream holds the token and its position, not the variable; after
+    layer 1 both should be readable."""
     import pandas as pd
+    hooks = hooks or (roles.hook(model, "resid_pre", roles.COPY), roles.hook(model, "resid_post", roles.COPY))
     task = model.config.task
     vocab = Vocab(task)
     mask = value_positions(batch, task)

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .. import roles
 from ..data import LITERAL, build_sequences
 from ..measures import operand_pairs, two_operand_input
-from ..model import MLP_LAYER, AssignAddTransformer
-
-PRE_HOOK = f"blocks.{MLP_LAYER}.mlp.hook_pre"
+from ..model import AssignAddTransformer
 
 
 def n_frequencies(modulus: int) -> int:
@@ -69,7 +68,7 @@ def embedding_power(model: AssignAddTransformer) -> np.ndarray:
 
 def neuron_logit_effects(model: AssignAddTransformer) -> np.ndarray:
     """W_out W_U [d_mlp, N]: what each neuron of the addition MLP adds to the logits per unit of output."""
-    return (model.blocks[MLP_LAYER].mlp.W_out @ model.W_U).detach().cpu().numpy()
+    return (roles.addition_mlp(model).W_out @ model.W_U).detach().cpu().numpy()
 
 
 def output_power(model: AssignAddTransformer) -> np.ndarray:
@@ -83,7 +82,7 @@ def neuron_preactivations(model: AssignAddTransformer, source: str = "sequences"
     """Layer-2 MLP pre-activations at `=` for every operand pair: [d_mlp, N (lhs n), N (rhs m)].
 
     source="sequences": the 0-var sequences `+ n m =` (one random prefix of distractors each, drawn
-    from `seed`), read at the hook `blocks.1.mlp.hook_pre`;
+    from `seed`), read at the addition MLP's hook `hook_pre` (`blocks.1.mlp.hook_pre` in the paper's shape);
     source="ov": the weights-only input (W_E[n] + W_E[m]) OV2 W_in, i.e. what layer-2 attention
     would deliver with equal weight on two clean operand embeddings (no prefix, no `=` token).
     """
@@ -94,11 +93,12 @@ def neuron_preactivations(model: AssignAddTransformer, source: str = "sequences"
         batch = build_sequences(model.config.task, lhs, rhs, lit, lit, torch.Generator().manual_seed(seed))
         was_training = model.training
         model.eval()
-        _, cache = model.run_with_cache(batch.tokens.to(model.W_E.device), names_filter=PRE_HOOK)
+        pre_hook = roles.hook(model, "pre", roles.MLP)
+        _, cache = model.run_with_cache(batch.tokens.to(model.W_E.device), names_filter=pre_hook)
         model.train(was_training)
-        pre = cache[PRE_HOOK][:, -1]
+        pre = cache[pre_hook][:, -1]
     elif source == "ov":
-        pre = two_operand_input(model, lhs, rhs) @ model.blocks[MLP_LAYER].mlp.W_in
+        pre = two_operand_input(model, lhs, rhs) @ roles.addition_mlp(model).W_in
     else:
         raise ValueError(f"source must be 'sequences' or 'ov', got {source!r}")
     return pre.T.reshape(-1, n, n).double().cpu().numpy()

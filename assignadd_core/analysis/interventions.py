@@ -3,28 +3,49 @@ change an activation and watch the answer (measurements that only read activatio
 `diagnostics`; the reviewer's controls of a claim, built from these tools, in `controls`).
 
 * Ablation (`ablation_hook`, `ablation_table`: the one factory and the one table): replace an activation (e.g.
-  the layer-1 head's output `blocks.0.hook_attn_out`) by zero or by its per-position mean over training
-  sequences, everywhere or only at some positions (`position_mask`: the prefix value tokens, `=`), and measure
-  pool accuracies.
+  the layer-1 (copy) head's output, `blocks.0.hook_attn_out` in the paper's shape) by zero or by its per-position
+  mean over training sequences, everywhere or only at some positions (`position_mask`: the prefix value tokens,
+  `=`), and measure pool accuracies.
 * Value patching: run a counterfactual copy of each sequence in which one operand's value token holds
-  another number, and paste the counterfactual residual stream at that position (the layer-2 input,
+  another number, and paste the counterfactual residual stream at that position (the layer-2 (lookup) input,
   `blocks.1.hook_resid_pre`) into the clean run: if layer 2 reads the operand from there, the answer
   follows the pasted value.
 * Attention redirection: at `=`, move the layer-2 attention weight from an operand's value position
   to a distractor's value position: the answer should follow the distractor's value.
+
+The hooks and heads are the roles' (`roles`), so every check reads any declared shape.
 """
 from __future__ import annotations
 
 import pandas as pd
 import torch
 
+from .. import roles
+from ..config import ModelConfig
 from ..data import Batch, sample_queries
 from ..measures import value_positions
 from ..model import AssignAddTransformer
 
-LAYER1_OUT = "blocks.0.hook_attn_out"
-LAYER2_INPUT = "blocks.1.hook_resid_pre"
-LAYER2_PATTERN = "blocks.1.attn.hook_pattern"
+
+def copy_out_hook(model) -> str:
+    """The copy head's block's attention output (layer 1's output in the paper)."""
+    return roles.hook(model, "attn_out", roles.COPY)
+
+
+def lookup_input_hook(model) -> str:
+    """The residual stream the lookup head's block reads (layer 2's input in the paper)."""
+    return roles.hook(model, "resid_pre", roles.LOOKUP)
+
+
+def lookup_pattern_hook(model) -> str:
+    """The lookup head's block's attention pattern [batch, head, q, k] (the head is `roles.head(model, "lookup")`)."""
+    return roles.hook(model, "pattern", roles.LOOKUP)
+
+
+# The three hooks in the paper's shape
+_PAPER = ModelConfig()
+LAYER1_OUT, LAYER2_INPUT = copy_out_hook(_PAPER), lookup_input_hook(_PAPER)
+LAYER2_PATTERN = lookup_pattern_hook(_PAPER)
 
 
 @torch.no_grad()
@@ -78,14 +99,16 @@ def has_distractor(batch: Batch) -> torch.Tensor:
     return batch.n_assign > (batch.lhs_var >= 0).long() + (batch.rhs_var >= 0).long()
 
 
-def ablation_table(model: AssignAddTransformer, pools: dict[str, Batch], hook_name: str = LAYER1_OUT,
+def ablation_table(model: AssignAddTransformer, pools: dict[str, Batch], hook_name: str | None = None,
                    modes: tuple[str, ...] = ("zero", "mean"), wheres: tuple[str, ...] = (),
                    by_distractor: bool = False, distractor_only: bool = False) -> pd.DataFrame:
-    """Accuracy per pool (rows): clean, with `hook_name` ablated everywhere in each of `modes` ("zero-ablated",
-    "mean-ablated"), and mean-ablated only at each kind of position in `wheres` ("ablated at values", ...).
-    `distractor_only`: read only the sequences with a distractor assignment (where lookup by label is needed);
-    `by_distractor`: also each accuracy on those sequences, beside the whole pool."""
+    """Accuracy per pool (rows): clean, with `hook_name` (default: the copy head's block's output) ablated
+    everywhere in each of `modes` ("zero-ablated", "mean-ablated"), and mean-ablated only at each kind of position
+    in `wheres` ("ablated at values", ...). `distractor_only`: read only the sequences with a distractor assignment
+    (where lookup by label is needed); `by_distractor`: also each accuracy on those sequences, beside the whole
+    pool."""
     task = model.config.task
+    hook_name = hook_name or copy_out_hook(model)
     mean = mean_activation(model, hook_name) if ("mean" in modes or wheres) else None
     rows = []
     for name, batch in pools.items():
@@ -120,12 +143,14 @@ def _operand(batch: Batch, operand: str) -> tuple[torch.Tensor, torch.Tensor, to
 
 @torch.no_grad()
 def patch_value_residual(model: AssignAddTransformer, batch: Batch, operand: str = "lhs",
-                         hook_name: str = LAYER2_INPUT, seed: int = 0,
+                         hook_name: str | None = None, seed: int = 0,
                          new_value: torch.Tensor | None = None) -> dict[str, float]:
-    """Paste, at the operand's value position only, the activation `hook_name` of a counterfactual run
-    whose value token there holds another number v' (random, or `new_value`). Returns the fractions of sequences answering
-    the original sum, the counterfactual sum (v' + other) mod N, and something else."""
+    """Paste, at the operand's value position only, the activation `hook_name` (default: the lookup block's input)
+    of a counterfactual run whose value token there holds another number v' (random, or `new_value`). Returns the
+    fractions of sequences answering the original sum, the counterfactual sum (v' + other) mod N, and something
+    else."""
     n = model.config.task.modulus
+    hook_name = hook_name or lookup_input_hook(model)
     value, src, other = _operand(batch, operand)
     rows = torch.arange(len(batch))
     if new_value is None:
@@ -177,15 +202,16 @@ def redirect_layer2_attention(model: AssignAddTransformer, batch: Batch, operand
     target, target_value, keep = distractor_with_other_value(batch, task, value, seed)
     batch, src, target, target_value, other = batch[keep], src[keep], target[keep], target_value[keep], other[keep]
     rows = torch.arange(len(batch))
+    head = roles.head(model, roles.LOOKUP)
 
     def move(pattern, hook):
         pattern = pattern.clone()
-        moved = pattern[rows, 0, -1, src]
-        pattern[rows, 0, -1, src] = 0.0
-        pattern[rows, 0, -1, target] += moved
+        moved = pattern[rows, head, -1, src]
+        pattern[rows, head, -1, src] = 0.0
+        pattern[rows, head, -1, target] += moved
         return pattern
 
-    pred = predict(model, batch.tokens, [(LAYER2_PATTERN, move)])
+    pred = predict(model, batch.tokens, [(lookup_pattern_hook(model), move)])
     result = _follow_fractions(pred, batch.answers, (target_value + other) % task.modulus)
     result["n"] = int(len(batch))
     return result

@@ -150,14 +150,14 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
     model that attends to the operands only when both are numbers scores exactly the 0-var share of its batch."""
     import torch
     from ..data import eval_pools
-    from ..measures import eq_attends_to_operands
+    from ..measures import eq_attends_to_operands, role_activations
     task = model.config.task
     lhs_at, rhs_at = task.operand_positions
     table = []
     with torch.no_grad():
         for name in pools:
             batch = eval_pools(task)[name][:rows]
-            eq = model.fused_forward(batch.tokens.to(model.W_E.device)).pattern1[:, -1].float().cpu()
+            eq = role_activations(model, batch.tokens).copy_pattern[:, -1].float().cpu()
             top = eq.argmax(-1)
             var_pos = torch.where(batch.lhs_var >= 0, lhs_at, torch.where(batch.rhs_var >= 0, rhs_at, -1))
             lit_pos = torch.where(batch.lhs_var >= 0, rhs_at, torch.where(batch.rhs_var >= 0, lhs_at, -1))

@@ -37,7 +37,8 @@ def arms_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.Da
         rows.append({"seed": int(record["seed"]), "arm": arm(record), "key": record["key"],
                      "first_composed": first_composed(metrics.get(record["key"])),
                      "ended_composed": bool(record["1var_train"] >= LEARNED_LEVEL), "steps": int(record["steps"])})
-    return pd.DataFrame(rows, columns=["seed", "arm", "key", "first_composed", "ended_composed", "steps"])
+    table = pd.DataFrame(rows, columns=["seed", "arm", "key", "first_composed", "ended_composed", "steps"])
+    return table.astype({"first_composed": "Int64"})  # a step or <NA> (never), not a float
 
 
 def removal_inputs(table: pd.DataFrame, seeds) -> list[dict]:

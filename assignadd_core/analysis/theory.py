@@ -14,6 +14,8 @@ step raises "same variable" scores more than "other variable" ones: the associat
 pattern of claim C5. Caveat measured alongside: any positive-definite direction M gives a
 diagonal-heavy U M Uᵀ (the Gram matrix U Uᵀ is its isotropic case), so `gradient_identity` also
 reports the statistics of M = I (the `gram_*` entries).
+
+"Layer 2" is the lookup head and "layer 1" the copy head (`roles`), whichever blocks play them.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 import torch
 import torch.nn.functional as F
 
+from .. import roles
 from ..data import TrainStream
 from ..measures import identity_rows, variable_copies, variable_qk_map
 from ..model import AssignAddTransformer
@@ -31,19 +34,15 @@ from .controls import whitened_contrast
 if TYPE_CHECKING:
     import pandas as pd
 
-LAYER = 1  # index of layer 2, whose QK matrix the theory is about
-LAYER2_INPUT = f"blocks.{LAYER}.hook_resid_pre"
-LAYER2_SCORES = f"blocks.{LAYER}.attn.hook_attn_scores"
-
-
 def folded_qk2(model: AssignAddTransformer) -> torch.Tensor:
-    return model.QK[LAYER, 0].AB.detach()
+    """W_QK2 = W_Q2 W_K2ᵀ of the lookup head, whose QK matrix the theory is about."""
+    return roles.qk(model, roles.LOOKUP).AB.detach()
 
 
 def qk2_gradient(model: AssignAddTransformer, tokens: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
     """∇_{W_QK2} L [d, d] of the mean cross-entropy at `=` (autograd through a folded leaf W_QK2)."""
     device = model.W_E.device
-    attn = model.blocks[LAYER].attn
+    attn, head = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
     qk = folded_qk2(model).clone().requires_grad_(True)
     stash = {}
 
@@ -51,15 +50,19 @@ def qk2_gradient(model: AssignAddTransformer, tokens: torch.Tensor, answers: tor
         stash["x"] = act
         return act
 
-    def refold_scores(scores, hook):
+    def refold_scores(scores, hook):  # the lookup head's scores from the leaf; the block's other heads as they are
         x = stash["x"]
-        new = torch.einsum("bqd,de,bke->bqk", x, qk, x)[:, None] * attn.scale
+        new = torch.einsum("bqd,de,bke->bqk", x, qk, x) * attn.scale
         n = x.shape[1]
-        return new.masked_fill(~attn.mask[:n, :n], float("-inf"))
+        new = new.masked_fill(~attn.mask[:n, :n], float("-inf"))
+        if scores.shape[1] == 1:
+            return new[:, None]
+        return torch.cat([scores[:, :head], new[:, None], scores[:, head + 1:]], 1)
 
     with torch.enable_grad():
-        logits = model.run_with_hooks(tokens.to(device), fwd_hooks=[(LAYER2_INPUT, keep_input),
-                                                                     (LAYER2_SCORES, refold_scores)])
+        logits = model.run_with_hooks(tokens.to(device), fwd_hooks=[
+            (roles.hook(model, "resid_pre", roles.LOOKUP), keep_input),
+            (roles.hook(model, "attn_scores", roles.LOOKUP), refold_scores)])
         loss = F.cross_entropy(logits[:, -1].float(), answers.to(device))
         (grad,) = torch.autograd.grad(loss, qk)
     return grad.detach()
