@@ -411,10 +411,26 @@ def eq_variable_scores_figure(steps, scores, var_names, title: str, window: tupl
     return fig
 
 
+LONG_LABEL = 24  # category labels longer than this turn grouped bars sideways (`side_by_side_figure`)
+
+
+def wrapped_label(text: str, width: int = 22) -> str:
+    """A long category label in lines of about `width` characters (plotly's <br>), broken between words: tick
+    labels of grouped bars stay readable when a phone rotates them."""
+    lines, line = [], ""
+    for word in str(text).split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "<br>".join([*lines, line])
+
+
 def ablation_figure(table, title: str, y_title: str = "accuracy"):
     """Grouped bars: one group per pool (rows of `table`), one bar per column (clean, ablated ...)."""
     import plotly.graph_objects as go
-    x = [label(i) for i in table.index]
+    x = [wrapped_label(label(i)) for i in table.index]
     fig = go.Figure([go.Bar(name=label(col), x=x, y=table[col].tolist()) for col in table.columns])
     fig.update_layout(title=title, barmode="group", xaxis_title="evaluation pool", yaxis_title=y_title,
                       yaxis_range=[0, 1.02], height=460)
@@ -599,15 +615,28 @@ def residue_figure(tables: dict, title: str, x_title: str):
 
 
 def side_by_side_figure(values: dict, title: str, y_title: str = "accuracy", y_range: tuple | None = (0, 1.02)):
-    """values: {model name: {label: number}}; grouped bars, one group per label."""
+    """values: {model name: {label: number}}; grouped bars, one group per label. Long labels (more than
+    LONG_LABEL characters) turn the bars sideways, so the labels read across the page on any width."""
     import plotly.graph_objects as go
     fig = go.Figure()
+    labels = [POOL_LABELS.get(k, k) for row in values.values() for k in row]
+    sideways = any(len(text) > LONG_LABEL for text in labels)
     for name, row in values.items():
-        fig.add_bar(x=[POOL_LABELS.get(k, k) for k in row], y=[float(v) for v in row.values()], name=name,
-                    hovertemplate=f"{name}: %{{x}} %{{y:.4f}}<extra></extra>")
-    fig.update_layout(title=title, barmode="group", xaxis_title="measure", yaxis_title=y_title, height=440)
-    if y_range:
-        fig.update_yaxes(range=list(y_range))
+        shown = [wrapped_label(POOL_LABELS.get(k, k)) for k in row]
+        numbers = [float(v) for v in row.values()]
+        fig.add_bar(**({"y": shown, "x": numbers, "orientation": "h"} if sideways else {"x": shown, "y": numbers}),
+                    name=name, hovertemplate=f"{name}: %{{{'y' if sideways else 'x'}}} %{{{'x' if sideways else 'y'}:.4f}}"
+                                             "<extra></extra>")
+    value_axis = {"title_text": y_title, **({"range": list(y_range)} if y_range else {})}
+    if sideways:
+        fig.update_xaxes(**value_axis)
+        fig.update_yaxes(title_text="measure", autorange="reversed")
+        fig.update_layout(height=140 + 70 * len({k for row in values.values() for k in row}))
+    else:
+        fig.update_yaxes(**value_axis)
+        fig.update_xaxes(title_text="measure")
+        fig.update_layout(height=440)
+    fig.update_layout(title=title, barmode="group")
     return fig
 
 

@@ -428,6 +428,7 @@ def test_no_output_is_wider_than_the_text_column(page, page_reports, html):
 # What a reader sees (prose, outputs, tables, figure text; not code): table cells narrower than their content (a
 # word that does not fit: cells never break inside a word, so it overflows the cell instead), and the text.
 READER_VIEW = """(() => {
+  FIGURE_TEXT
   const column = document.querySelector("article.bd-article") || document.querySelector("main");
   const narrow = [];
   for (const cell of column.querySelectorAll("td, th")) {
@@ -442,8 +443,47 @@ READER_VIEW = """(() => {
     const parent = walker.currentNode.parentElement;
     if (!parent.closest(".cell_input, pre, code, script, style, details.parameters")) parts.push(walker.currentNode.textContent);
   }
-  return {narrow: narrow, wrap: wrap, text: parts.join(" ")};
+  return {narrow: narrow, wrap: wrap, text: parts.join(" "), figures: figureText()};
 })()"""
+
+
+# Each figure's own text as drawn (after book/_static/figure_fit.js has fitted it): its title, axis titles,
+# annotations (subplot titles, line labels), legend and colour bars must lie inside the figure, clear of each
+# other and of the tick labels, and the figure must not be drawn below its box (over the text that follows).
+FIGURE_TEXT = """function figureText() {
+    const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
+                              Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top)) > 4;
+    const problems = [];
+    document.querySelectorAll(".js-plotly-plot").forEach((gd, n) => {
+      const svg = gd.querySelector(".main-svg");
+      if (!svg) return;
+      const frame = svg.getBoundingClientRect(), name = `figure ${n + 1}`;
+      const pick = (selector, kind) => Array.from(gd.querySelectorAll(selector)).map(el => {
+        const b = el.getBoundingClientRect();
+        return {kind, el, text: (el.textContent || "").trim().slice(0, 40), left: b.left - frame.left,
+                right: b.right - frame.left, top: b.top - frame.top, bottom: b.bottom - frame.top, w: b.width, h: b.height};
+      }).filter(b => b.w > 0 && b.h > 0);
+      const labels = [...pick(".g-gtitle", "title"),
+                      ...pick("[class^='g-x'][class$='title'], [class^='g-y'][class$='title']", "axis title"),
+                      ...pick(".annotation", "annotation"), ...pick(".legend", "legend"), ...pick(".colorbar", "colour bar")];
+      const ticks = pick(".xtick text, .ytick text", "tick");
+      if (frame.bottom > gd.getBoundingClientRect().bottom + 2) problems.push(`${name}: drawn below its box`);
+      labels.forEach((a, i) => {
+        if (a.left < -1 || a.right > frame.width + 1 || a.top < -1 || a.bottom > frame.height + 1)
+          problems.push(`${name}: ${a.kind} cut: ${a.text}`);
+        for (const b of labels.slice(i + 1))
+          if (!a.el.contains(b.el) && !b.el.contains(a.el) && overlap(a, b))
+            problems.push(`${name}: ${a.kind} "${a.text}" over ${b.kind} "${b.text}"`);
+        if (a.kind !== "axis title") {
+          const hit = ticks.find(t => overlap(a, t));
+          if (hit) problems.push(`${name}: ${a.kind} "${a.text}" over the tick label "${hit.text}"`);
+        }
+      });
+    });
+    return problems;
+  }"""
+READER_VIEW = READER_VIEW.replace("FIGURE_TEXT", FIGURE_TEXT)
+FIGURES_FITTED = FIGURES_DRAWN + " && Array.from(document.querySelectorAll('.js-plotly-plot')).every(d => d.dataset.fitted)"
 
 
 @pytest.fixture(scope="module", params=[1280, 390], ids=["laptop", "phone"])
@@ -455,7 +495,7 @@ def reader_views(request, chromium, server):
 
     def visit(page: str):
         if page not in views:
-            views[page] = driver.visit(f"{server}/{page}.html", script=READER_VIEW, ready=FIGURES_DRAWN).result
+            views[page] = driver.visit(f"{server}/{page}.html", script=READER_VIEW, ready=FIGURES_FITTED).result
         return views[page]
     yield visit
     driver.close()
@@ -468,6 +508,15 @@ def test_no_table_cell_is_narrower_than_its_longest_word(page, reader_views, htm
     view = reader_views(page)
     assert "anywhere" not in view["wrap"] and "break-all" not in view["wrap"], view["wrap"]
     assert not view["narrow"], f"{page}: {len(view['narrow'])} cell(s) narrower than a word: " + " | ".join(view["narrow"][:5])
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_no_figure_text_is_cut_or_overlaps(page, reader_views, html):
+    """Titles, axis titles, annotations, legends and colour bars of every figure, at a laptop's and a phone's width."""
+    if not (html / f"{page}.html").is_file():
+        pytest.skip(f"{page} is not in this build")
+    problems = reader_views(page)["figures"]
+    assert not problems, f"{page}: {len(problems)} figure-text problem(s): " + " | ".join(problems[:6])
 
 
 @pytest.mark.parametrize("page", BOOK_PAGES)

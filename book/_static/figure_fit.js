@@ -1,15 +1,18 @@
 // Fits each figure's text to the width the page draws it at (a figure is drawn for a laptop and shrinks to the
-// column on a phone): a legend that is cut or sits on the x axis's labels moves below them, horizontal; an
-// annotation (a subplot's title, a line's label) or an axis title that is cut or overlaps another first gets a
-// smaller font, then wraps, then moves aside; a grid of panels too narrow to read (a phone) becomes one column. When a figure's text fits, its div gets data-fitted="1".
+// column on a phone): a legend that is cut or sits on an axis's labels moves below them, horizontal, and a legend
+// still cut gets a smaller font, then its long entries wrap; an annotation (a subplot's title, a line's label) or
+// an axis title that is cut or overlaps another first gets a smaller font, then wraps, then moves aside; an
+// annotation on a tick label steps off it; a grid of panels too narrow to read (a phone) becomes one column.
+// When a figure's text has been fitted (or cannot be within a few passes), its div gets data-fitted="1".
 (() => {
-  const MIN_FONT = 9, PASSES = 6, MIN_PANEL = 170, PANEL_GAP = 100;
+  const MIN_FONT = 9, PASSES = 8, MIN_PANEL = 170, PANEL_GAP = 100;
 
   const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
                             Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top)) > 4;
 
-  function boxes(gd, selector) {  // boxes relative to the figure, visible ones only
-    const frame = gd.querySelector(".main-svg").getBoundingClientRect();
+  const frameOf = gd => gd.querySelector(".main-svg").getBoundingClientRect();
+
+  function boxes(gd, selector, frame) {  // boxes relative to the figure (`frame`: its main svg), visible ones only
     return Array.from(gd.querySelectorAll(selector)).map(el => {
       const b = el.getBoundingClientRect();
       return {el, left: b.left - frame.left, right: b.right - frame.left, top: b.top - frame.top,
@@ -17,17 +20,19 @@
     }).filter(b => b.width > 0 && b.height > 0);
   }
 
-  function isCut(gd, box) {
-    const frame = gd.querySelector(".main-svg").getBoundingClientRect();
+  function isCut(frame, box) {
     return box.left < -1 || box.right > frame.width + 1 || box.top < -1 || box.bottom > frame.height + 1;
   }
 
-  function wrapped(text) {  // at the space nearest the middle; null when there is none or it is wrapped already
-    if (!text || text.includes("<br>")) return null;
-    const spaces = [...text.matchAll(/ /g)].map(m => m.index);
-    if (!spaces.length) return null;
-    const middle = spaces.reduce((a, b) => Math.abs(b - text.length / 2) < Math.abs(a - text.length / 2) ? b : a);
-    return text.slice(0, middle) + "<br>" + text.slice(middle + 1);
+  function wrapped(text) {  // its longest line broken at the space nearest that line's middle; null: no space left
+    if (!text) return null;
+    const lines = String(text).split("<br>");
+    const k = lines.reduce((best, line, i) => line.length > lines[best].length ? i : best, 0);
+    const line = lines[k], spaces = [...line.matchAll(/ /g)].map(m => m.index);
+    if (!spaces.length || lines.length >= 4) return null;
+    const middle = spaces.reduce((a, b) => Math.abs(b - line.length / 2) < Math.abs(a - line.length / 2) ? b : a);
+    lines.splice(k, 1, line.slice(0, middle), line.slice(middle + 1));
+    return lines.join("<br>");
   }
 
   // The next change for one piece of text: a smaller font, then a wrapped line; null when neither is left.
@@ -41,7 +46,8 @@
 
 
   // Panels side by side that a phone squeezes below MIN_PANEL pixels each: one column, each panel the figure's
-  // width, its title and colour bar moved with it. Returns whether it changed the figure.
+  // width, its title and colour bar moved with it. Returns the colour bars' new places ([] when there are none),
+  // or null when the figure needs no reflow.
   function reflowPlan(gd, update) {
     const layout = gd._fullLayout, size = layout._size;
     const subplots = (layout._subplots && layout._subplots.cartesian) || [];
@@ -52,7 +58,7 @@
     });
     const columns = new Set(panels.map(p => p.xd.join()));
     const narrowest = Math.min(...panels.map(p => (p.xd[1] - p.xd[0]) * size.w));
-    if (gd._fitReflowed || panels.length < 2 || columns.size < 2 || narrowest >= MIN_PANEL) return false;
+    if (gd._fitReflowed || panels.length < 2 || columns.size < 2 || narrowest >= MIN_PANEL) return null;
     gd._fitReflowed = true;
     panels.sort((a, b) => (b.yd[1] - a.yd[1]) || (a.xd[0] - b.xd[0]));
     const traces = gd._fullData;
@@ -76,18 +82,23 @@
       for (const t of withBar[k]) colorbars.push({index: t.index, y: (top + bottom) / 2, len: panelHeight / plotHeight});
     });
     update.height = layout.height - size.h + plotHeight;
-    gd._fitColorbars = colorbars;
-    return true;
+    return colorbars;
   }
 
-  function legendPlan(gd, update) {
+  function legendPlan(gd, frame, update, renames) {
     const layout = gd._fullLayout, legend = gd.querySelector(".legend");
     if (!legend || !layout.showlegend) return;
-    const [box] = boxes(gd, ".legend");
+    const [box] = boxes(gd, ".legend", frame);
     if (!box) return;
-    const xText = boxes(gd, ".xaxislayer-above text, [class^='g-x'][class$='title'] text");
-    const others = boxes(gd, ".colorbar, .annotation");
-    if (!isCut(gd, box) && !xText.some(t => overlap(t, box)) && !others.some(t => overlap(t, box))) return;
+    const xText = boxes(gd, ".xaxislayer-above text, [class^='g-x'][class$='title'] text", frame);
+    const yTicks = boxes(gd, ".yaxislayer-above text", frame);
+    const others = boxes(gd, ".colorbar, .annotation", frame);
+    const clash = [...xText, ...yTicks, ...others].some(t => overlap(t, box));
+    if (layout.legend.orientation === "h" && layout.legend.yanchor === "top" && layout.legend.y < 0 && !clash) {
+      if (isCut(frame, box)) legendTextPlan(gd, frame, update, renames);  // below the plot already, too wide
+      return;
+    }
+    if (!isCut(frame, box) && !clash) return;
     const size = layout._size, plotBottom = size.t + size.h;
     const lowest = Math.max(plotBottom, ...xText.map(t => t.bottom));
     gd._fitPlotHeight = gd._fitPlotHeight || size.h;
@@ -99,37 +110,64 @@
     if (needed > 2) update.height = layout.height + needed;
   }
 
-  function annotationPlan(gd, update) {
-    const specs = gd._fullLayout.annotations || [];
-    const notes = boxes(gd, ".annotation").filter(b => b.el.dataset.index !== undefined);
+  // A legend below the plot that is still cut: a taller figure where it runs past the bottom; else a smaller font
+  // first, then the entries that end past the figure's right edge wrap (their trace names, in `renames`).
+  function legendTextPlan(gd, frame, update, renames) {
+    const layout = gd._fullLayout, size = (layout.legend.font && layout.legend.font.size) || 12;
+    const [below] = boxes(gd, ".legend", frame);
+    if (below.bottom > frame.height - 1) { update.height = layout.height + below.bottom - frame.height + 6; return; }
+    if (size > MIN_FONT + 1) { update["legend.font.size"] = Math.max(MIN_FONT + 1, Math.floor(size * 0.85)); return; }
+    for (const item of gd.querySelectorAll(".legend .traces")) {
+      const b = item.getBoundingClientRect(), trace = item.__data__ && item.__data__[0] && item.__data__[0].trace;
+      if (!trace || b.right - frame.left <= frame.width + 1) continue;
+      const name = wrapped(trace.name);
+      if (name) renames.push({index: trace.index, name});
+    }
+    const [box] = boxes(gd, ".legend", frame);
+    if (renames.length && box && box.bottom + 30 > layout.height) update.height = layout.height + 30;  // room for lines
+  }
+
+  function annotationPlan(gd, frame, update) {
+    const layout = gd._fullLayout, specs = layout.annotations || [];
+    const notes = boxes(gd, ".annotation", frame).filter(b => b.el.dataset.index !== undefined);
+    const ticks = boxes(gd, ".xtick text, .ytick text", frame);
     const changed = new Set();
     notes.forEach((a, i) => {
       const spec = specs[+a.el.dataset.index];
       if (!spec || changed.has(a.el.dataset.index)) return;
       const hit = notes.slice(i + 1).find(b => overlap(a, b));
-      if (!isCut(gd, a) && !hit) return;
       const prefix = `annotations[${a.el.dataset.index}]`;
+      const tick = ticks.find(t => overlap(a, t));
+      if (tick && !hit && !isCut(frame, a)) {  // step up off the tick label (a subplot title, a line's label)
+        const up = a.bottom - tick.top + 2;
+        update[prefix + ".yshift"] = (spec.yshift || 0) + up;
+        if (a.top - up < 0) update["margin.t"] = layout.margin.t + (up - a.top) + 2;  // room above, if needed
+        changed.add(a.el.dataset.index);
+        return;
+      }
+      if (!isCut(frame, a) && !hit) return;
       if (shrinkOrWrap(update, prefix, spec, 12)) { changed.add(a.el.dataset.index); return; }
-      const frame = gd.querySelector(".main-svg").getBoundingClientRect();
       if (a.right > frame.width + 1) update[prefix + ".xshift"] = (spec.xshift || 0) - (a.right - frame.width + 2);
       else if (a.left < -1) update[prefix + ".xshift"] = (spec.xshift || 0) - a.left + 2;
-      else if (hit) {  // the later one steps down by the overlap (labels of lines that sit close together)
-        const other = specs[+hit.el.dataset.index];
-        update[`annotations[${hit.el.dataset.index}].yshift`] = (other.yshift || 0) - (a.bottom - hit.top + 2);
+      else if (hit) {  // the later one steps away by the overlap (labels of lines that sit close together):
+        const other = specs[+hit.el.dataset.index];  // down from the top half of the plot, up from the bottom half
+        const up = other.yref === "paper" && other.y < 0.5;
+        const step = up ? hit.bottom - a.top + 2 : -(a.bottom - hit.top + 2);
+        update[`annotations[${hit.el.dataset.index}].yshift`] = (other.yshift || 0) + step;
         changed.add(hit.el.dataset.index);
       }
       changed.add(a.el.dataset.index);
     });
   }
 
-  function axisTitlePlan(gd, update) {
+  function axisTitlePlan(gd, frame, update) {
     const layout = gd._fullLayout;
-    for (const title of boxes(gd, "[class^='g-x'][class$='title'], [class^='g-y'][class$='title']")) {
+    for (const title of boxes(gd, "[class^='g-x'][class$='title'], [class^='g-y'][class$='title']", frame)) {
       const name = title.el.getAttribute("class").slice(2, -5);  // g-x2title -> x2
       const axis = layout[name[0] + "axis" + name.slice(1)];
       if (!axis || !axis.title || !axis.title.text) continue;
-      const legendClash = boxes(gd, ".legend").some(l => overlap(l, title));
-      if (isCut(gd, title) && !legendClash) shrinkOrWrap(update, `${name[0]}axis${name.slice(1)}.title`, axis.title, 14);
+      const legendClash = boxes(gd, ".legend", frame).some(l => overlap(l, title));
+      if (isCut(frame, title) && !legendClash) shrinkOrWrap(update, `${name[0]}axis${name.slice(1)}.title`, axis.title, 14);
     }
   }
 
@@ -138,19 +176,20 @@
     gd._fitting = true;
     try {  // a bounded number of changes per width, so a figure whose text cannot fit stops trying
       for (gd._fitPasses = gd._fitPasses || 0; gd._fitPasses < PASSES; gd._fitPasses++) {
-        const update = {};
-        if (!reflowPlan(gd, update)) {
-          legendPlan(gd, update);
-          annotationPlan(gd, update);
-          axisTitlePlan(gd, update);
+        const update = {}, renames = [], frame = frameOf(gd);
+        const colorbars = reflowPlan(gd, update);
+        if (colorbars === null) {
+          legendPlan(gd, frame, update, renames);
+          annotationPlan(gd, frame, update);
+          axisTitlePlan(gd, frame, update);
         }
-        if (!Object.keys(update).length) break;
+        if (!Object.keys(update).length && !renames.length) break;
         if (update.height) gd.style.height = `${Math.round(update.height)}px`;  // the div grows with the figure
-        await window.Plotly.relayout(gd, update);
-        for (const bar of gd._fitColorbars || [])
+        if (Object.keys(update).length) await window.Plotly.relayout(gd, update);
+        for (const {index, name} of renames) await window.Plotly.restyle(gd, {name: [name]}, [index]);
+        for (const bar of colorbars || [])
           await window.Plotly.restyle(gd, {"colorbar.x": 0.84, "colorbar.xanchor": "left", "colorbar.y": bar.y,
                                            "colorbar.yanchor": "middle", "colorbar.len": bar.len}, [bar.index]);
-        gd._fitColorbars = null;
       }
     } finally {
       gd._fitting = false;
