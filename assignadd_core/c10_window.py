@@ -56,14 +56,22 @@ def train_seeds(seeds=None, root: Path | None = None, progress: bool = True, ste
     return runs
 
 
-def window_steps(metrics: pd.DataFrame) -> list[int]:
-    """The checkpoints of the premise window before the run composes (1-var train ≥ the composed level)."""
+WINDOWS = ("premise", "copying")
+
+
+def window_steps(metrics: pd.DataFrame, window: str = "premise") -> list[int]:
+    """The checkpoints before the run composes (1-var train ≥ the composed level) in the `window`: "premise" (layer 1
+    copies, `=` reads the operands, measure 3 low: the claim's first rule) or "copying" (layer 1 copies: the
+    window the rule before 2026-12-03 averaged over)."""
     from . import verdicts
     m = metrics.sort_values("step").set_index("step")
     composed = m.index[m["1var_train"] >= verdicts.LEARNED_LEVEL]
     end = int(composed.min()) if len(composed) else int(m.index.max()) + 1
-    inside = ((m["m5_l1_value_prev_token"] >= verdicts.C10_COPY) & (m["m4_l1_eq_to_operands"] >= verdicts.C10_EQ)
-              & (m["m3_l2_var_identity_qk"] < verdicts.C10_IDENTITY_LOW) & (m.index < end))
+    inside = (m["m5_l1_value_prev_token"] >= verdicts.C10_COPY) & (m.index < end)
+    if window == "premise":
+        inside &= (m["m4_l1_eq_to_operands"] >= verdicts.C10_EQ) & (m["m3_l2_var_identity_qk"] < verdicts.C10_IDENTITY_LOW)
+    elif window != "copying":
+        raise ValueError(f"window must be one of {WINDOWS}, got {window!r}")
     return [int(s) for s in m.index[inside]]
 
 
@@ -78,10 +86,10 @@ def contrasts(run: Run, steps: list[int], n_batches: int = 4) -> pd.DataFrame:
     return table[["step", "grad_white_contrast", "update_white_contrast", "update_steps"]].reset_index(drop=True)
 
 
-def read(runs: dict[int, Run], n_batches: int = 4) -> pd.DataFrame:
+def read(runs: dict[int, Run], n_batches: int = 4, window: str = "premise") -> pd.DataFrame:
     """The window table: composing seeds at their own window checkpoints, stuck seeds at the union of those."""
     composes = {seed: run for seed, run in runs.items() if (run.metrics()["1var_train"] >= _level()).any()}
-    own = {seed: window_steps(run.metrics()) for seed, run in composes.items()}
+    own = {seed: window_steps(run.metrics(), window) for seed, run in composes.items()}
     matched = sorted({s for steps in own.values() for s in steps})
     rows = []
     for seed, run in runs.items():
@@ -91,8 +99,8 @@ def read(runs: dict[int, Run], n_batches: int = 4) -> pd.DataFrame:
             rows.append(pd.DataFrame({"seed": [seed], "group": [group], "step": [np.nan]}))
             continue
         rows.append(contrasts(run, steps, n_batches).assign(seed=seed, group=group))
-    table = pd.concat(rows, ignore_index=True)
-    return table[["seed", "group", "step", "grad_white_contrast", "update_white_contrast", "update_steps"]]
+    table = pd.concat(rows, ignore_index=True).assign(window=window)
+    return table[["window", "seed", "group", "step", "grad_white_contrast", "update_white_contrast", "update_steps"]]
 
 
 def _level() -> float:
@@ -109,8 +117,9 @@ def write_table(table: pd.DataFrame, root: Path | None = None) -> Path:
 
 
 def per_seed(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per seed: its group, how many steps were read, and the mean of each contrast over them."""
-    grouped = table.groupby(["seed", "group"], sort=False)
+    """One row per window and seed: its group, how many steps were read, and the mean of each contrast over them."""
+    table = table if "window" in table else table.assign(window="premise")
+    grouped = table.groupby(["window", "seed", "group"], sort=False)
     out = grouped.agg(steps=("step", "count"), first=("step", "min"), last=("step", "max"),
                       gradient=("grad_white_contrast", "mean"), update=("update_white_contrast", "mean"))
     return out.reset_index()

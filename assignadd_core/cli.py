@@ -303,6 +303,8 @@ def cmd_modes(args) -> int:
 
 
 def cmd_c10_window(args) -> int:
+    import pandas as pd
+
     from . import c10_window
     if args.action == "run":
         runs = c10_window.train_seeds(root=args.root, progress=not args.no_progress)
@@ -312,7 +314,7 @@ def cmd_c10_window(args) -> int:
         missing = [seed for seed, run in runs.items() if not run.final_path.is_file()]
         if missing:
             raise ConfigError(f"seeds {', '.join(map(str, missing))} are not trained yet: run `c10-window run` first")
-    table = c10_window.read(runs)
+    table = pd.concat([c10_window.read(runs, window=window) for window in c10_window.WINDOWS], ignore_index=True)
     print(f"{c10_window.write_table(table, args.root)}")
     print(c10_window.per_seed(table).round(3).to_string(index=False))
     return 0

@@ -22,6 +22,9 @@ def test_the_window_is_copying_and_reading_before_the_identity_pattern_and_befor
     low_eq = m.assign(m4_l1_eq_to_operands=[0.95, 0.95, 0.5, 0.95, 0.95, 0.95])
     assert c10_window.window_steps(low_eq) == [101, 301]
     assert c10_window.window_steps(m.assign(m5_l1_value_prev_token=0.5)) == []
+    assert c10_window.window_steps(low_eq, "copying") == [101, 201, 301]  # copying, before composition
+    with pytest.raises(ValueError, match="window must be one of"):
+        c10_window.window_steps(m, "late")
 
 
 def test_stuck_seeds_are_read_at_the_union_of_the_composing_seeds_windows(tiny_run, monkeypatch):
@@ -45,7 +48,7 @@ def test_stuck_seeds_are_read_at_the_union_of_the_composing_seeds_windows(tiny_r
     assert set(table["group"]) == {"composing", "stuck"}
     assert np.isfinite(table["grad_white_contrast"]).all() and np.isfinite(table["update_white_contrast"]).all()
     seeds = c10_window.per_seed(table)
-    assert seeds["steps"].tolist() == [2, 2]
+    assert seeds["steps"].tolist() == [2, 2] and set(seeds["window"]) == {"premise"}
 
 
 def test_over_seeds_gives_a_t_interval_and_the_exact_sign_test():
