@@ -416,7 +416,10 @@ LONG_LABEL = 24  # category labels longer than this turn grouped bars sideways (
 
 def wrapped_label(text: str, width: int = 22) -> str:
     """A long category label in lines of about `width` characters (plotly's <br>), broken between words: tick
-    labels of grouped bars stay readable when a phone rotates them."""
+    labels of grouped bars stay readable when a phone rotates them. A label of at most LONG_LABEL characters stays
+    whole."""
+    if len(str(text)) <= LONG_LABEL:
+        return str(text)
     lines, line = [], ""
     for word in str(text).split(" "):
         if line and len(line) + 1 + len(word) > width:

@@ -67,3 +67,18 @@ def addition_inputs(table: pd.DataFrame, seeds) -> list[dict]:
 
 def _step(value) -> int | None:
     return None if value is None or pd.isna(value) else int(value)
+
+
+def inside_window(metrics: pd.DataFrame, first: int, last: int) -> dict:
+    """What a run did in the steering window [first, last] (its twin read over the same steps): the lowest 1-var
+    train accuracy, the highest measure 3 (the identity pattern), and measures 5 (layer 1 copies) and 6 (layer 2
+    reads the operand values) at the window's last eval step."""
+    inside = metrics[(metrics["step"] >= first) & (metrics["step"] <= last)]
+    if inside.empty:
+        return {"lowest 1-var train": None, "highest measure 3": None, "measure 5 at the end": None,
+                "measure 6 at the end": None}
+    end = inside.iloc[-1]
+    return {"lowest 1-var train": float(inside["1var_train"].min()),
+            "highest measure 3": float(inside["m3_l2_var_identity_qk"].max()),
+            "measure 5 at the end": float(end["m5_l1_value_prev_token"]),
+            "measure 6 at the end": float(end["m6_l2_eq_to_values"])}
