@@ -634,8 +634,10 @@ def c10_causal(remove: list[Mapping], add: list[Mapping]) -> Verdict:
     sufficient = steered == len(stuck) and shams < steered
     verdict = REPRODUCED if necessary and sufficient else PARTLY if necessary or sufficient else NOT_REPRODUCED
     found = [name for name, holds in (("necessary", necessary), ("sufficient", sufficient)) if holds]
-    return Verdict(verdict, text + "; the identity component is "
-                   + (" and ".join(found) if found else "neither necessary nor sufficient"))
+    failed = [name for name, holds in (("necessary", necessary), ("sufficient", sufficient)) if not holds]
+    return Verdict(verdict, text + "; the identity component is " + (" and ".join(found) if found else "neither")
+                   + (f", not {' nor '.join(failed)} (the condition that failed)" if failed and found else
+                      " necessary nor sufficient (both conditions failed)" if not found else ""))
 
 
 def r1_rate(all_three: int, seeds: int) -> Verdict:
