@@ -791,6 +791,9 @@ def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], t
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
     n_vars, n_pos = len(var_names), len(token_labels)
+    # a run whose last step is also a kept checkpoint has it twice (that checkpoint and the final model): one frame
+    maps = maps[~maps.index.duplicated(keep="last")]
+    pools = None if pools is None else pools[~pools.index.duplicated(keep="last")]
     pool_names = [p for p in POOL_NAMES if pools is not None and p in pools.columns]
 
     def traces(step):

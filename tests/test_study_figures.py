@@ -57,3 +57,14 @@ def test_circuit_slider_shows_each_steps_pool_accuracies_when_given():
     fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t", pools=pools)
     assert len(fig.data) == 3 and all(len(f.data) == 3 for f in fig.frames)
     assert list(fig.frames[1].data[2].y) == [0.9, 0.4] and "_" not in "".join(fig.frames[1].data[2].x)
+
+
+def test_circuit_slider_keeps_one_frame_for_a_step_given_twice():
+    """The last checkpoint and the final model share the run's last step: one frame, the final model's numbers."""
+    rows = [{**{f"qk_{i}_{j}": float(i == j) * k for i in range(12) for j in range(12)},
+             **{f"l1_{q}_{kk}": 0.5 for q in range(16) for kk in range(16)}} for k in (1, 2, 3)]
+    maps = pd.DataFrame(rows, index=[1, 501, 501])
+    pools = pd.DataFrame({"1var_train": [0.1, 0.5, 0.9]}, index=[1, 501, 501])
+    fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t", pools=pools)
+    assert [f.name for f in fig.frames] == ["1", "501"] and list(fig.frames[1].data[2].y) == [0.9]
+
