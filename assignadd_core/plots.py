@@ -841,22 +841,22 @@ def steering_figure(curves: dict, windows: dict, title: str):
     the steering window ({seed label: (first, last)}) shaded."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    names = list(curves)
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.04)
+    names = list(curves)  # one panel a row: each keeps the column's whole width, on a phone too
+    fig = make_subplots(rows=len(names), cols=1, subplot_titles=names, shared_xaxes=True, vertical_spacing=0.08)
     colors = {"twin": "#555555", "steered": "#d62728", "sham": "#1f77b4"}
     shown_legend = set()
-    for col, name in enumerate(names, start=1):
+    for row, name in enumerate(names, start=1):
         for arm_name, metrics in curves[name].items():
             fig.add_trace(go.Scatter(x=metrics["step"], y=metrics["1var_train"], mode="lines", name=arm_name,
                                      legendgroup=arm_name, showlegend=arm_name not in shown_legend,
                                      line={"color": colors.get(arm_name, "#2ca02c"),
                                            "dash": "dot" if arm_name == "twin" else "solid"},
-                                     hovertemplate=f"{arm_name}, step %{{x:,}}: %{{y:.3f}}<extra></extra>"), 1, col)
+                                     hovertemplate=f"{arm_name}, step %{{x:,}}: %{{y:.3f}}<extra></extra>"), row, 1)
             shown_legend.add(arm_name)
         first, last = windows[name]
-        fig.add_vrect(x0=first, x1=last, fillcolor="#f2c14e", opacity=0.18, line_width=0, row=1, col=col)
-        fig.add_hline(y=0.9, line={"color": "#999999", "dash": "dot"}, row=1, col=col)
-        fig.update_xaxes(title_text="training step", row=1, col=col)
-    fig.update_yaxes(title_text="1-var train accuracy", range=[0.0, 1.02], row=1, col=1)
-    fig.update_layout(title=title, height=420, legend={"orientation": "h", "y": -0.25})
+        fig.add_vrect(x0=first, x1=last, fillcolor="#f2c14e", opacity=0.18, line_width=0, row=row, col=1)
+        fig.add_hline(y=0.9, line={"color": "#999999", "dash": "dot"}, row=row, col=1)
+        fig.update_yaxes(title_text="1-var train", range=[0.0, 1.02], row=row, col=1)
+    fig.update_xaxes(title_text="training step", row=len(names), col=1)
+    fig.update_layout(title=title, height=120 + 220 * len(names))
     return fig

@@ -622,10 +622,10 @@ def c10_causal(remove: list[Mapping], add: list[Mapping]) -> Verdict:
     steered, shams = sum(bool(r["steered"]) for r in stuck), sum(bool(r["sham"]) for r in stuck)
 
     def at(step):
-        return "never" if step is None else f"{step:,}"
+        return "never composed" if step is None else f"composed at {step:,}"
     text = (f"removing the identity component blocked composition up to step {C10_REMOVE_TO:,} in {len(blocked)} of"
             f" {len(readable)} seeds whose twin composed by then ("
-            + ", ".join(f"seed {r['seed']}: twin at {at(r['twin_at'])}, removed at {at(r['removed_at'])}"
+            + "; ".join(f"seed {r['seed']}: twin {at(r['twin_at'])}, removed {at(r['removed_at'])}"
                         for r in readable)
             + f"); steering it made {steered} of {len(stuck)} stuck seeds compose, the sham {shams} of {len(stuck)}")
     if len(readable) < C10_MIN_ARM or len(stuck) < C10_MIN_ARM:

@@ -68,3 +68,11 @@ def test_circuit_slider_keeps_one_frame_for_a_step_given_twice():
     fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t", pools=pools)
     assert [f.name for f in fig.frames] == ["1", "501"] and list(fig.frames[1].data[2].y) == [0.9]
 
+
+
+def test_steering_figure_has_a_panel_per_seed_and_each_arm_once_in_the_legend():
+    curve = pd.DataFrame({"step": [1, 101, 201], "1var_train": [0.1, 0.5, 0.95]})
+    curves = {"seed 43": {"twin": curve, "steered": curve, "sham": curve}, "seed 45": {"twin": curve, "steered": curve}}
+    fig = plots.steering_figure(curves, {"seed 43": (101, 201), "seed 45": (101, 201)}, "t")
+    assert len(fig.data) == 5 and [t.name for t in fig.data if t.showlegend] == ["twin", "steered", "sham"]
+    assert {t.yaxis for t in fig.data} == {"y", "y2"} and len(fig.layout.shapes) == 4  # a band and a level line each

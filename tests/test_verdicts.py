@@ -337,4 +337,4 @@ def test_c10_causal(remove, add, expected):
 def test_c10_causal_needs_every_readable_seed_blocked_and_names_each():
     mixed = _removed(3000, None)[:2] + _removed(3000, 4000, seeds=(49,))
     verdict = v.c10_causal(mixed, _added(False, False, False))
-    assert verdict.verdict == NOT_REPRODUCED and "2 of 3" in verdict.text and "seed 49: twin at 3,000, removed at 4,000" in verdict.text
+    assert verdict.verdict == NOT_REPRODUCED and "2 of 3" in verdict.text and "seed 49: twin composed at 3,000, removed composed at 4,000" in verdict.text
