@@ -42,7 +42,7 @@ class Chromium:
     """One headless Chromium process and one tab; `visit(url, script)` loads a page and returns a PageReport."""
 
     def __init__(self, binary: str, width: int = 1280, height: int = 900):
-        self.profile = tempfile.TemporaryDirectory()
+        self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)  # chromium may still write there as it exits
         cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--disable-default-apps", "--disable-extensions", "--no-default-browser-check",
