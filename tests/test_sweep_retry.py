@@ -41,6 +41,19 @@ def test_a_missing_device_inside_a_worker_is_an_error_not_a_result(tmp_path, mon
     assert record["status"] == "error" and record["reason"].startswith("DeviceError")
 
 
+def test_an_error_naming_the_scratch_folder_is_recorded_without_this_machines_path(tmp_path, monkeypatch):
+    """Records are committed: a reason that names a run folder says `<scratch>`, not where the machine keeps it."""
+    point = tiny_sweep().points()[1]
+
+    def broken(config, path, **kwargs):
+        raise RuntimeError(f"{path}/config.json: unreadable")
+
+    monkeypatch.setattr(trainer, "train", broken)
+    record = run_point({"key": point.key, "overrides": point.overrides, "work_dir": str(tmp_path), "threads": 1})
+    assert record["status"] == "error"
+    assert record["reason"] == f"RuntimeError: <scratch>/{point.key}/config.json: unreadable"
+
+
 def test_environment_errors_are_retried_and_impossible_configs_are_not(tmp_path, monkeypatch):
     sweep = tiny_sweep()
 

@@ -39,8 +39,14 @@ def run_point(task: dict) -> dict:
                         compile=task.get("compile", "auto"))
         _record_done(task, run, record)
     except Exception as err:  # noqa: BLE001  (an environment problem: reported and retried next time)
-        record.update(status="error", reason=f"{type(err).__name__}: {err}")
+        record.update(status="error", reason=_portable(f"{type(err).__name__}: {err}", task))
     return _stamp(record, tic)
+
+
+def _portable(reason: str, task: dict) -> str:
+    """A reason as committed in the results: the scratch folder (an absolute path of the machine that ran the
+    point) named `<scratch>`."""
+    return reason.replace(str(task["work_dir"]), "<scratch>")
 
 
 def run_stack(tasks: list[dict]) -> list[dict]:
