@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import verdicts
+from .analysis.steering import first_composed
 from .config import RunConfig
 from .run_folder import DEFAULT_ROOT, Run
 
@@ -63,10 +65,9 @@ def window_steps(metrics: pd.DataFrame, window: str = "premise") -> list[int]:
     """The checkpoints before the run composes (1-var train ≥ the composed level) in the `window`: "premise" (layer 1
     copies, `=` reads the operands, measure 3 low: the claim's first rule) or "copying" (layer 1 copies: the
     window the rule before 2026-12-03 averaged over)."""
-    from . import verdicts
     m = metrics.sort_values("step").set_index("step")
-    composed = m.index[m["1var_train"] >= verdicts.LEARNED_LEVEL]
-    end = int(composed.min()) if len(composed) else int(m.index.max()) + 1
+    end = first_composed(metrics)
+    end = int(m.index.max()) + 1 if end is None else end
     inside = (m["m5_l1_value_prev_token"] >= verdicts.C10_COPY) & (m.index < end)
     if window == "premise":
         inside &= (m["m4_l1_eq_to_operands"] >= verdicts.C10_EQ) & (m["m3_l2_var_identity_qk"] < verdicts.C10_IDENTITY_LOW)
@@ -88,7 +89,7 @@ def contrasts(run: Run, steps: list[int], n_batches: int = 4) -> pd.DataFrame:
 
 def read(runs: dict[int, Run], n_batches: int = 4, window: str = "premise") -> pd.DataFrame:
     """The window table: composing seeds at their own window checkpoints, stuck seeds at the union of those."""
-    composes = {seed: run for seed, run in runs.items() if (run.metrics()["1var_train"] >= _level()).any()}
+    composes = {seed: run for seed, run in runs.items() if first_composed(run.metrics()) is not None}
     own = {seed: window_steps(run.metrics(), window) for seed, run in composes.items()}
     matched = sorted({s for steps in own.values() for s in steps})
     rows = []
@@ -101,11 +102,6 @@ def read(runs: dict[int, Run], n_batches: int = 4, window: str = "premise") -> p
         rows.append(contrasts(run, steps, n_batches).assign(seed=seed, group=group))
     table = pd.concat(rows, ignore_index=True).assign(window=window)
     return table[["window", "seed", "group", "step", "grad_white_contrast", "update_white_contrast", "update_steps"]]
-
-
-def _level() -> float:
-    from . import verdicts
-    return verdicts.LEARNED_LEVEL
 
 
 def write_table(table: pd.DataFrame, root: Path | None = None) -> Path:
