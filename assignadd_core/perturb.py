@@ -15,7 +15,7 @@ from .config import RunConfig
 _JITTER_STREAM, _NOISE_STREAM = 1, 2  # the two perturbations draw from separate streams of one seed
 
 
-def _generator(*parts: int) -> torch.Generator:
+def stream_generator(*parts: int) -> torch.Generator:
     seed = 0
     for part in parts:  # a fixed mix of the parts (not Python's hash, which changes between processes)
         seed = (seed * 1_000_003 + int(part)) % (2 ** 63)
@@ -34,7 +34,7 @@ def nudge(model: torch.nn.Module, config: RunConfig) -> None:
     """The one-time nudge: every weight tensor += jitter * its std * N(0, 1), in parameter order."""
     t = config.train
     _add_relative_noise([p for _, p in model.named_parameters()], t.jitter,
-                        _generator(_JITTER_STREAM, t.perturb_seed))
+                        stream_generator(_JITTER_STREAM, t.perturb_seed))
 
 
 def nudge_due(config: RunConfig, step: int) -> bool:
@@ -49,4 +49,4 @@ def add_gradient_noise(model: torch.nn.Module, config: RunConfig, step: int) -> 
     if t.grad_noise <= 0:
         return
     grads = [p.grad for _, p in model.named_parameters() if p.grad is not None]
-    _add_relative_noise(grads, t.grad_noise, _generator(_NOISE_STREAM, t.perturb_seed, step))
+    _add_relative_noise(grads, t.grad_noise, stream_generator(_NOISE_STREAM, t.perturb_seed, step))

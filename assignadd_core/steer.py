@@ -21,11 +21,14 @@ equals an uninterrupted one).
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from . import roles
 from .config import RunConfig
 from .measures import variable_copies
+from .perturb import stream_generator
 
 _SHAM_STREAM = 3  # beside perturb's jitter (1) and gradient-noise (2) streams of the same seed
 
@@ -53,11 +56,15 @@ def identity_direction(model) -> torch.Tensor:
     return direction / direction.norm()
 
 
-def sham_direction(model, config: RunConfig, identity: torch.Tensor) -> torch.Tensor:
+@functools.lru_cache(maxsize=4)
+def _sham_draw(perturb_seed: int, d: int) -> torch.Tensor:
+    """The sham's fixed random matrix [d, d] (drawn once per seed, not at every steered step; never modified)."""
+    return torch.randn(d, d, generator=stream_generator(_SHAM_STREAM, perturb_seed), dtype=torch.float64)
+
+
+def sham_direction(config: RunConfig, identity: torch.Tensor) -> torch.Tensor:
     """A fixed random unit direction (drawn from `perturb_seed`), made orthogonal to `identity` at this step."""
-    d = identity.shape[0]
-    generator = torch.Generator().manual_seed(_SHAM_STREAM * 1_000_003 + config.train.perturb_seed)
-    raw = torch.randn(d, d, generator=generator, dtype=torch.float64).to(identity.device)
+    raw = _sham_draw(config.train.perturb_seed, identity.shape[0]).to(identity.device)
     raw = raw - (raw * identity).sum() * identity
     return raw / raw.norm()
 
@@ -67,7 +74,7 @@ def steer(model, config: RunConfig, before: torch.Tensor) -> float:
     """Set the component of this step's W_QK2 update (`before` → now) along the steered direction to
     `steer_share` × the update's norm; returns the coefficient c added along that direction."""
     identity = identity_direction(model)
-    direction = sham_direction(model, config, identity) if config.train.steer_sham else identity
+    direction = sham_direction(config, identity) if config.train.steer_sham else identity
     update = qk2(model) - before
     c = config.train.steer_share * float(update.norm()) - float((update * direction).sum())
     attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
