@@ -95,7 +95,7 @@
     const others = boxes(gd, ".colorbar, .annotation", frame);
     const clash = [...xText, ...yTicks, ...others].some(t => overlap(t, box));
     if (layout.legend.orientation === "h" && layout.legend.yanchor === "top" && layout.legend.y < 0 && !clash) {
-      if (isCut(frame, box)) legendTextPlan(gd, frame, update, renames);  // below the plot already, too wide
+      if (isCut(frame, box)) legendTextPlan(gd, frame, box, update, renames);  // below the plot already, too wide
       return;
     }
     if (!isCut(frame, box) && !clash) return;
@@ -111,11 +111,11 @@
   }
 
   // A legend below the plot that is still cut: a taller figure where it runs past the bottom; else a smaller font
-  // first, then the entries that end past the figure's right edge wrap (their trace names, in `renames`).
-  function legendTextPlan(gd, frame, update, renames) {
+  // first, then the entries that end past the figure's right edge wrap (their trace names, in `renames`). `box`:
+  // the legend's box, as legendPlan measured it this pass.
+  function legendTextPlan(gd, frame, box, update, renames) {
     const layout = gd._fullLayout, size = (layout.legend.font && layout.legend.font.size) || 12;
-    const [below] = boxes(gd, ".legend", frame);
-    if (below.bottom > frame.height - 1) { update.height = layout.height + below.bottom - frame.height + 6; return; }
+    if (box.bottom > frame.height - 1) { update.height = layout.height + box.bottom - frame.height + 6; return; }
     if (size > MIN_FONT + 1) { update["legend.font.size"] = Math.max(MIN_FONT + 1, Math.floor(size * 0.85)); return; }
     for (const item of gd.querySelectorAll(".legend .traces")) {
       const b = item.getBoundingClientRect(), trace = item.__data__ && item.__data__[0] && item.__data__[0].trace;
@@ -123,8 +123,7 @@
       const name = wrapped(trace.name);
       if (name) renames.push({index: trace.index, name});
     }
-    const [box] = boxes(gd, ".legend", frame);
-    if (renames.length && box && box.bottom + 30 > layout.height) update.height = layout.height + 30;  // room for lines
+    if (renames.length && box.bottom + 30 > layout.height) update.height = layout.height + 30;  // room for lines
   }
 
   function annotationPlan(gd, frame, update) {
