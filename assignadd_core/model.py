@@ -75,6 +75,22 @@ class Attention(nn.Module):
         return torch.einsum("bqhe,hed->bqd", z, self.W_O)
 
 
+def _plain_attention(attn: "Attention", queries: torch.Tensor, keys: torch.Tensor, project=torch.matmul) -> torch.Tensor:
+    """`attn`'s output at the positions of `queries` (the last positions of `keys`), without hooks: the same function
+    as Attention.forward, computed with one projection per weight (`project(x, W)`: x @ W, or a table lookup where
+    x is the embedding) and PyTorch's fused causal attention."""
+    b, n_q, d = queries.shape
+    n_k, (h, _, e) = keys.shape[1], attn.W_Q.shape
+
+    def heads(x, W):  # [b, p, d] x [h, d, e] -> [b, h, p, e]
+        return project(x, W.permute(1, 0, 2).reshape(d, h * e)).view(b, -1, h, e).transpose(1, 2)
+
+    q, k, v = heads(queries, attn.W_Q), heads(keys, attn.W_K), heads(keys, attn.W_V)
+    mask = attn.mask[n_k - n_q:n_k, :n_k]  # query i sits at position n_k - n_q + i
+    z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=attn.scale)
+    return z.transpose(1, 2).reshape(b, n_q, h * e) @ attn.W_O.reshape(h * e, d)
+
+
 class MLP(nn.Module):
     def __init__(self, d_model: int, d_mlp: int):
         super().__init__()
@@ -168,8 +184,29 @@ class AssignAddTransformer(HookedRootModule):
         """Logits at the last position (`=`), [batch, N]: the same function as forward()[:, -1],
         computing only what the loss needs (see `_fused`); the hooked forward for shapes `_fused` does not know."""
         if not self.config.model.paper_shape:
-            return self.forward(tokens)[:, -1]
+            return self._last_position_logits(tokens)
         return self._fused(tokens)[0]
+
+    def _last_position_logits(self, tokens: torch.Tensor) -> torch.Tensor:
+        """forward()[:, -1] for any shape, computing less: the blocks before the last are needed at every position
+        (the last block's keys and values read them), the last block's query, MLP and the unembedding only at `=`.
+        The first block's queries, keys and values are lookups in token and position tables (its input is
+        W_E[t] + W_pos, as in `_fused`); heads are one GEMM per projection and one fused attention kernel (batched
+        per-head einsums were three quarters of a 3-layer step). No hooks fire. About 3x faster than forward()."""
+        n = tokens.shape[1]
+        W_E, W_pos = self.embed.W_E, self.pos_embed.W_pos[:n]
+        resid = F.embedding(tokens, W_E) + W_pos
+        for i, block in enumerate(self.blocks):
+            last = i == len(self.blocks) - 1
+            if i == 0:
+                def project(x, W):  # x0 @ W = (W_E @ W)[t] + W_pos @ W
+                    return F.embedding(tokens[:, -x.shape[1]:], W_E @ W) + W_pos[n - x.shape[1]:] @ W
+            else:
+                project = torch.matmul
+            queries = resid[:, -1:] if last else resid
+            out = queries + _plain_attention(block.attn, queries, resid, project)
+            resid = out if block.mlp is None else out + block.mlp(out)
+        return self.unembed(resid[:, -1])
 
     def fused_forward(self, tokens: torch.Tensor) -> "FusedOutput":
         """Logits at `=` plus the few activations the progress measures read (the paper's shape only)."""

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_torch_dict, load_weights_into,
                          save_model, save_torch_dict)
 from .config import COMPILE_CHOICES, COMPOSED_LEVEL, ConfigError, RunConfig
-from .data import POOL_NAMES, TrainStream, make_split
+from .data import POOL_NAMES, TrainStream, exact_set_sizes, make_split
 from .evaluation import evaluate
 from .measures import MEASURE_NAMES
 from .quantities import LOGGED_VERSIONS, logged_row
@@ -517,4 +517,7 @@ def finish_run(run: Run, model, config: RunConfig, environment: dict, counters: 
              "wall_time_s": round(counters["elapsed_s"], 1), **environment, "bf16_used": bf16_steps > 0,
              "bf16_steps": bf16_steps, "compiled": compiled_steps > 0, "compiled_steps": compiled_steps,
              "compile": compile, "stacked": stacked, "stacked_steps": counters["stacked_steps"]}
+    sampled = {name: list(sizes) for name, sizes in exact_set_sizes(config.task).items() if sizes[0] < sizes[1]}
+    if sampled:  # a task larger than the paper's: which exact sets were a sample ([evaluated, whole])
+        final["exact_sampled"] = sampled
     atomic_write_text(run.final_path, json.dumps(final, indent=2) + "\n")

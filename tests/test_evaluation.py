@@ -101,3 +101,21 @@ def test_evaluate_keeps_eval_mode(rigged):
     assert all(v == 1.0 for v in solver["pools"].values()) and all(v == 1.0 for v in solver["exact"].values())
     held = exact_sets(rigged.config.task)["0var_heldout"]
     assert result["exact"]["0var_heldout"] == pytest.approx(int((held.lhs_val != held.rhs_val).sum()) / len(held))
+
+
+def test_an_exact_set_above_the_cap_is_a_fixed_sample_of_the_whole_set(monkeypatch):
+    """A task larger than the paper's evaluates its 2-var union on a fixed uniform sample of EXACT_SAMPLE_CAP
+    sequences: queries of the whole set, the same sample twice, and its size reported by exact_set_sizes."""
+    from assignadd_core import data
+    task = handbuilt.CONFIG.task
+    whole = data.exact_sets.__wrapped__(task)["2var_union"]
+    cap = len(whole) // 3
+    monkeypatch.setattr(data, "EXACT_SAMPLE_CAP", cap)
+    sample = data.exact_sets.__wrapped__(task)["2var_union"]
+    assert len(sample) == cap and data.exact_set_sizes(task)["2var_union"] == (cap, len(whole))
+    assert torch.equal(data.exact_sets.__wrapped__(task)["2var_union"].tokens, sample.tokens)
+
+    def queries(batch):  # (operand pair, variable pair) of each row, whatever its prefix
+        return {tuple(row) for row in torch.stack([batch.lhs_val, batch.rhs_val, batch.lhs_var, batch.rhs_var], 1).tolist()}
+    assert queries(sample) < queries(whole)
+    assert data.exact_set_sizes(task)["0var_heldout"][0] == data.exact_set_sizes(task)["0var_heldout"][1]

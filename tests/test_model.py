@@ -132,6 +132,31 @@ def test_fused_path_equals_full_forward_in_logits_and_gradients(which, tiny_conf
         assert relative_error(g_fused[name], g_full[name]) <= 1e-5, name
 
 
+@pytest.mark.parametrize("shape", [dict(n_layers=3, n_heads=2, mlp_layers=(2,)), dict(n_layers=1, mlp_layers=(0,)),
+                                   dict(n_layers=3, mlp_layers=(0, 1, 2)), dict(n_layers=2, n_heads=4, mlp_layers=()),
+                                   dict(n_layers=2, n_heads=1, mlp_layers=(1,))])
+def test_last_position_path_equals_full_forward_for_any_shape(shape, tiny_config):
+    """The fast path of every other shape (`_last_position_logits`; the paper's shape is run through it too, though
+    its training takes `_fused`) is the full forward's logits at `=` with the same gradients."""
+    config = tiny_config.replace(d_model=16, **shape)
+    torch.manual_seed(3)
+    model = AssignAddTransformer(config)
+    tokens = sample_queries(config.task, 64, torch.Generator().manual_seed(4)).tokens
+    full, fast = model(tokens)[:, -1], model._last_position_logits(tokens)
+    assert relative_error(fast, full) <= 1e-5
+    if not config.model.paper_shape:
+        assert torch.equal(model.fused_logits(tokens), fast)  # what training and evaluation use for this shape
+
+    def grads(logits):
+        model.zero_grad()
+        logits.pow(2).sum().backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters()}
+
+    g_full, g_fast = grads(model(tokens)[:, -1]), grads(model._last_position_logits(tokens))
+    for name in g_full:
+        assert relative_error(g_fast[name], g_full[name]) <= 1e-5, name
+
+
 def test_fused_forward_activations_match_the_cache(paper_model, paper_batch):
     out = paper_model.fused_forward(paper_batch.tokens)
     _, cache = paper_model.run_with_cache(paper_batch.tokens)
