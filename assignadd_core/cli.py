@@ -272,6 +272,17 @@ def build_parser() -> argparse.ArgumentParser:
     cw.add_argument("--no-progress", action="store_true")
     cw.set_defaults(func=cmd_c10_window)
 
+    ge = sub.add_parser("generality", help="the mechanism on other tasks and shapes: train the study's runs"
+                                           " (mod 97, mod 113, 24 variables, 3 layers x 2 heads; seeds 42-44), or"
+                                           " list them")
+    ge.add_argument("action", choices=("run", "status"))
+    ge.add_argument("--part", default="1/1", metavar="I/N",
+                    help="run: train the I-th of N shares of the plan (two processes: 1/2 and 2/2; default 1/1)")
+    ge.add_argument("--root", type=Path, default=None, help="folder holding the study's runs (default runs/generality)")
+    ge.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    ge.add_argument("--no-progress", action="store_true")
+    ge.set_defaults(func=cmd_generality)
+
     ru = sub.add_parser("rules", help="the rule lock: each verdict rule's fingerprint against its registered one;"
                                       " `rules record` registers a change with what, why and the verdicts")
     ru.add_argument("action", nargs="?", choices=("status", "record"), default="status")
@@ -287,6 +298,24 @@ def build_parser() -> argparse.ArgumentParser:
     from .sweep import register_cli  # the sweep command lives next to its code
     register_cli(sub)
     return parser
+
+
+def cmd_generality(args) -> int:
+    from . import generality
+    root = generality.ROOT if args.root is None else args.root
+    if args.action == "run":
+        try:
+            part, of = (int(x) for x in args.part.split("/"))
+        except ValueError:
+            raise ConfigError(f"--part must look like 1/2, got {args.part!r}") from None
+        generality.part_of_plan(part, of)  # checks the part before any work
+        set_threads(args.threads)
+        trained = generality.run_part(part, of, root, threads=args.threads, progress=not args.no_progress)
+        print(f"trained {len(trained)} run(s): {', '.join(trained) or 'none (all finished)'}")
+    for row in generality.status(root):
+        state = "finished" if row["finished"] else f"at step {row['last_step']:,}" if row["last_step"] else "not started"
+        print(f"{row['run']:<24} {state}")
+    return 0
 
 
 def cmd_modes(args) -> int:

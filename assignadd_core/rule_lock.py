@@ -15,7 +15,7 @@ from datetime import date
 from pathlib import Path
 
 from . import verdicts
-from .analysis import odds, phases, thresholds
+from .analysis import generality, odds, phases, thresholds
 
 LOCK_PATH = Path(__file__).with_name("rules.lock.json")
 
@@ -42,6 +42,17 @@ PARTS = {
            (verdicts, ("THRESHOLD_LEVEL", "THRESHOLD_CLOSE", "C9_INCONCLUSIVE_WIDTH", "C9_RESAMPLES"))),
     "C10": ((verdicts.c10_causal,), (verdicts, ("C10_REMOVE_TO", "C10_MIN_ARM", "LEARNED_LEVEL"))),
     "R1": ((verdicts.r1_rate,), (verdicts, ("LEARNED_LEVEL",))),
+    "G1": ((verdicts.g1_phases, verdicts.c1_seed, verdicts.shows_three_phases, verdicts.over_seeds, phases.detect_phases),
+           (verdicts, ("LEARNED_LEVEL",)), (phases, ("ADDITION_LEVEL", "VARIABLE_LOW", "JUMP_MIN_RISE", "SMOOTH",
+                                                    "SUSTAIN", "REFINED_LEVEL", "FINAL_ROWS", "END_TOLERANCE",
+                                                    "PLATEAU_ROWS", "PLATEAU_BAND"))),
+    "G2": ((verdicts.g2_seed, verdicts.over_seeds, generality.found_roles, generality.candidates),
+           (verdicts, ("PREV_TOKEN_LEVEL", "IDENTITY_LEVEL", "READ_LEVEL", "LEARNED_LEVEL"))),
+    "G3": ((verdicts.c7_fourier, verdicts.over_seeds),
+           (verdicts, ("FEW_SHARE", "SINGLE_NEURONS", "SINGLE_NEURON_R2"))),
+    "G4": ((verdicts.g4_rate, verdicts.clopper_pearson), (verdicts, ("GENERAL_RATE_P", "LEARNED_LEVEL"))),
+    "G5": ((verdicts.g5_coverage, generality.paired_differences),
+           (verdicts, ("COVERAGE_PREDICTED_GAIN", "COVERAGE_NO_GAIN"))),
     "R2": ((verdicts.odds_answer, verdicts.basin_or_chaos, verdicts.basin_or_chaos_by_runs, odds.permutation_tests,
             odds.factor_permutation_p, odds.cell_permutation_p, odds.cluster_interval),
            (verdicts, ("ODDS_LEVEL", "LEARNED_LEVEL"))),

@@ -57,6 +57,14 @@ C10_MIN_WINDOW, C10_MIN_SEEDS = 3, 3  # checkpoints in a seed's window; seeds wi
 # which the identity component is removed, and the seeds each arm needs to be read.
 C10_REMOVE_TO, C10_MIN_ARM = 6000, 3
 
+# The mechanism on other tasks and shapes (chapter 14, `generality`; stated 2026-12-04, before any of its runs).
+GENERAL_RATE_P = 0.05  # G4: a shape's composition rate differs from the paper shape's at Fisher's two-sided p below this
+# G5: the 2-var union at 24 variables against the same seed at 12, at the same r (the r_sweep's first two values):
+# pair coverage predicts a gain (coverage at r = 0.01 goes from 9.6 % to 19.8 %, at 0.0616 from 47 % to 75 %; by
+# the 12-variable curve, about +0.05 and +0.08); the share of 2-var queries is the same at both sizes.
+COVERAGE_PREDICTED_GAIN = 0.05
+COVERAGE_NO_GAIN = COVERAGE_PREDICTED_GAIN / 2  # "does not follow": the interval's top below half the predicted gain
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -204,6 +212,30 @@ RULES = {
            " a value moves the rate if the seeds whose outcome changes move one way more often than chance (exact"
            " McNemar test, two-sided, p < 0.05); the runs that composed by step 12,000 are reported beside it, so"
            " that a longer run alone does not make the difference (added before these runs finished)."),
+    "G1": ("Per shape, on every seed that composed: the C1 rule (the three phases, detected from the pools as in"
+           " chapter 2), over the shape's seeds as C1's; the steps of the jump and the final rise are reported beside"
+           " the paper shape's seeds, not judged."),
+    "G2": (f"Per shape, on every seed that composed, at the end of training: reproduced if measure 2 ≥"
+           f" {PREV_TOKEN_LEVEL}, measure 3 ≥ {IDENTITY_LEVEL} and measure 6 ≥ {READ_LEVEL} (the levels of C4 and C5);"
+           " partly if one or two of them hold; not reproduced if none does. Where the shape has more than one"
+           " candidate for a role (several heads or blocks), the roles are found on the final model before the"
+           " measures are read: the copy head is the (block, head) with the highest measure 2 among the blocks before"
+           " the last, the lookup head the (block, head) after it with the highest measure 6. " + OVER_SEEDS),
+    "G3": ("Per shape, on every seed whose addition is learned (0-var train ≥ 0.9 at the end): the C7 rule with the"
+           " shape's own modulus (a few key frequencies: at most a third of its (N − 1)/2 frequencies hold 70 % of"
+           " the embedding's power; at least 3 single neurons above R² 0.9; the median R² above the shuffled null's"
+           " 99th percentile). " + OVER_SEEDS),
+    "G4": ("Per shape, a finding: how many seeds composed (1-var train ≥ 0.9 at the end), with the exact 95 %"
+           " interval, against the paper shape's 32 seeds of chapter 4 (12,000 steps, by which every paper-shape"
+           f" seed that composes has); the rates differ if Fisher's exact two-sided test gives p < {GENERAL_RATE_P}."),
+    "G5": ("Does the 2-var threshold follow pair coverage 1 − (1 − r)^k (k = the variables a 2-var row may name on"
+           " the left: 10 at 12 variables, 22 at 24)? At r = 0.01 and 0.0616, where the 12-variable sweep is still"
+           " rising, each seed 42–44 is trained at 24 variables (f = 0.7, 30,000 steps) and its 2-var union exact"
+           " accuracy is compared with the same seed's 12-variable run at the same r (both composed). The share of"
+           " 2-var queries is the same at both sizes and the coverage about twice as high at 24: coverage predicts a"
+           f" gain of about +{COVERAGE_PREDICTED_GAIN:.2f}. It follows coverage if the t-interval (95 %) of the mean"
+           f" paired difference lies above 0; it does not if the interval's top is below +{COVERAGE_NO_GAIN:.3f}"
+           " (half the predicted gain); inconclusive otherwise, or with fewer than 3 pairs."),
 }
 
 OLD_C10_WORDS = ("From checkpoints every 20 steps between the end of phase 1 and just after the jump of each composed"
@@ -643,3 +675,48 @@ def c10_causal(remove: list[Mapping], add: list[Mapping]) -> Verdict:
 def r1_rate(all_three: int, seeds: int) -> Verdict:
     """R1, a finding: the share of seeds that show all three phases."""
     return Verdict(FINDING, f"{rate_text(all_three, seeds)} seeds show all three phases")
+
+
+# ---------------------------------------------------------------------------- the mechanism on other tasks (G1-G5)
+def g1_phases(phases_by_seed: Mapping[str, Mapping]) -> Verdict:
+    """G1 for one shape: C1's rule on each composed seed's detected phases (`analysis.phases.detect_phases`)."""
+    return over_seeds({seed: c1_seed(p) for seed, p in phases_by_seed.items()})
+
+
+def g2_seed(m2: float, m3: float, m6: float) -> Verdict:
+    """G2 for one composed seed: measures 2, 3 and 6 at the end of training (read at its found roles)."""
+    checks = (("measure 2", f"{m2:.2f}", f"≥ {PREV_TOKEN_LEVEL}", m2 >= PREV_TOKEN_LEVEL),
+              ("measure 3", f"{m3:.2f}", f"≥ {IDENTITY_LEVEL}", m3 >= IDENTITY_LEVEL),
+              ("measure 6", f"{m6:.2f}", f"≥ {READ_LEVEL}", m6 >= READ_LEVEL))
+    held = sum(ok for *_, ok in checks)
+    text = f"measure 2 = {m2:.2f}, measure 3 = {m3:.2f}, measure 6 = {m6:.2f}" + _fails(*checks)
+    return Verdict(REPRODUCED if held == 3 else PARTLY if held else NOT_REPRODUCED, text)
+
+
+def g4_rate(composed_seeds: int, seeds: int, paper_composed: int, paper_seeds: int) -> Verdict:
+    """G4, a finding: a shape's composition rate against the paper shape's (Fisher's exact test)."""
+    from scipy.stats import fisher_exact
+    p = float(fisher_exact([[composed_seeds, seeds - composed_seeds],
+                            [paper_composed, paper_seeds - paper_composed]])[1]) if seeds else float("nan")
+    differs = p < GENERAL_RATE_P
+    return Verdict(FINDING, f"{rate_text(composed_seeds, seeds)} composed; the paper shape"
+                            f" {rate_text(paper_composed, paper_seeds)}; Fisher p = {p:.2f}: "
+                            + ("the rates differ" if differs else "no difference shown"))
+
+
+def g5_coverage(differences) -> Verdict:
+    """G5 from the paired differences (24 minus 12 variables, same seed and r) of the 2-var union exact accuracy."""
+    import numpy as np
+    from scipy.stats import t as student_t
+    d = np.asarray([float(x) for x in differences], dtype=float)
+    if len(d) < 3:
+        return Verdict(INCONCLUSIVE, f"{len(d)} pairs (needs at least 3)")
+    mean, half = d.mean(), student_t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    low, high = mean - half, mean + half
+    text = (f"mean paired difference {mean:+.3f} (95 % t-interval {low:+.3f} to {high:+.3f}) over {len(d)} pairs;"
+            f" coverage predicts about +{COVERAGE_PREDICTED_GAIN:.2f}")
+    if low > 0:
+        return Verdict(REPRODUCED, text + ": the threshold follows pair coverage")
+    if high < COVERAGE_NO_GAIN:
+        return Verdict(NOT_REPRODUCED, text + ": it does not follow pair coverage")
+    return Verdict(INCONCLUSIVE, text + ": the pairs cannot tell")

@@ -358,6 +358,15 @@ SWEEPS = {
         "composition_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
         seeds=tuple(range(42, 52)), metric_label="1-var train accuracy",
         description="the ten main seeds again with bf16 autocast (the authors' precision), 12,000 steps"),
+    # G5 (the generality chapter; stated 2026-12-04 before its runs): the r_sweep's first two values, where its
+    # 2-var union is still rising, at 24 variables, paired by seed with the 12-variable runs.
+    "r_sweep_vars24": Sweep(
+        "r_sweep_vars24", {"task.two_var_rate": R_GRID[:2]}, metric="2var_union",
+        base={"task.n_vars": 24, "task.train_fraction": 0.7, "train.steps": PAPER_SWEEP_STEPS,
+              "train.eval_every": SWEEP_EVAL_EVERY}, seeds=(42, 43, 44),
+        description="the 2-var rate r at 24 variables (pair coverage 1 - (1 - r)^22 against 1 - (1 - r)^10 at 12)"
+                    " at the r_sweep's first two values; metric: 2-var union exact",
+        x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
 }
 
 
