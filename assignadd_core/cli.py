@@ -278,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument("action", choices=("run", "status"))
     ge.add_argument("--part", default="1/1", metavar="I/N",
                     help="run: train the I-th of N shares of the plan (two processes: 1/2 and 2/2; default 1/1)")
+    ge.add_argument("--shapes", nargs="+", metavar="SHAPE", help="run: only these shapes (default: all four)")
     ge.add_argument("--root", type=Path, default=None, help="folder holding the study's runs (default runs/generality)")
     ge.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     ge.add_argument("--no-progress", action="store_true")
@@ -310,7 +311,8 @@ def cmd_generality(args) -> int:
             raise ConfigError(f"--part must look like 1/2, got {args.part!r}") from None
         generality.part_of_plan(part, of)  # checks the part before any work
         set_threads(args.threads)
-        trained = generality.run_part(part, of, root, threads=args.threads, progress=not args.no_progress)
+        trained = generality.run_part(part, of, root, threads=args.threads, progress=not args.no_progress,
+                                      shapes=args.shapes)
         print(f"trained {len(trained)} run(s): {', '.join(trained) or 'none (all finished)'}")
     for row in generality.status(root):
         state = "finished" if row["finished"] else f"at step {row['last_step']:,}" if row["last_step"] else "not started"

@@ -64,15 +64,20 @@ def finished(root: Path, name: str) -> bool:
     return (root / name / "final.json").exists()
 
 
-def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: bool = True) -> list[str]:
-    """Train this part's runs that are not finished (each resumes where it stopped); the names trained."""
+def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: bool = True,
+             shapes: list[str] | None = None) -> list[str]:
+    """Train this part's runs that are not finished (each resumes where it stopped), only those of `shapes` if
+    given; the names trained."""
     import torch
 
     from . import trainer
+    for shape in shapes or ():
+        if shape not in SHAPES:
+            raise ConfigError(f"unknown shape {shape!r}; the study's shapes are {', '.join(SHAPES)}")
     torch.set_num_threads(threads)
     done = []
     for name, config in part_of_plan(part, of):
-        if finished(root, name):
+        if finished(root, name) or (shapes and name.rsplit("_seed", 1)[0] not in shapes):
             continue
         trainer.train(config, root / name, progress=progress, keep_checkpoints="none")
         done.append(name)

@@ -151,6 +151,15 @@ def _circuit_maps(model, step):
             **{f"l1_{q}_{k}": float(pattern[q, k]) for q in range(pattern.shape[0]) for k in range(pattern.shape[1])}}
 
 
+def _found_roles(model, step):
+    """G2's roles of a model (the search over heads and blocks where a shape has several) and its measures there."""
+    from .analysis.generality import found_roles
+    found = found_roles(model)
+    return {"copy_block": float(found["copy"][0]), "copy_head": float(found["copy"][1]),
+            "lookup_block": float(found["lookup"][0]), "lookup_head": float(found["lookup"][1]),
+            "searched": float(found["searched"]), **{name: found[name] for name in MEASURE_NAMES}}
+
+
 QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("pools", 1, POOL_NAMES, _pools, "accuracy on the nine evaluation pools", logged=True),
     Quantity("measures", 1, MEASURE_NAMES[:-1], _measures, "progress measures 1-6", logged=True),
@@ -170,6 +179,8 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("circuit_maps", 1, _circuit_map_columns(RunConfig()), _circuit_maps,
              "the variable QK map of layer 2 and layer 1's pattern on the 2-var example",
              sized_columns=_circuit_map_columns),
+    Quantity("found_roles", 1, ("copy_block", "copy_head", "lookup_block", "lookup_head", "searched", *MEASURE_NAMES),
+             _found_roles, "which heads copy and look up (searched where a shape has several) and the measures there (G2)"),
     Quantity("qk2_gradient", 1, ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",
                                  "grad_fraction_in_subspace"), _qk2_gradient,
              "the negative gradient on layer 2's QK, on the variable copies (C10)"),
