@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .config import ConfigError, RunConfig
+from .run_folder import DEFAULT_ROOT
 
 STEPS = 20_000
 SEEDS = (42, 43, 44)
@@ -27,9 +28,9 @@ SHAPES = {
     "vars24": {"task.n_vars": 24},
     "layers3_heads2": {"model.n_layers": 3, "model.n_heads": 2, "model.mlp_layers": (2,)},
 }
-SHAPE_NAMES = {"paper": "the paper's (mod 59, 12 variables, 2 layers × 1 head)", "mod97": "modulus 97",
+SHAPE_NAMES = {"paper": "the paper's task and shape", "mod97": "modulus 97",
                "mod113": "modulus 113", "vars24": "24 variables", "layers3_heads2": "3 layers × 2 heads"}
-ROOT = Path("runs/generality")
+ROOT = DEFAULT_ROOT / "generality"
 
 
 def run_name(shape: str, seed: int) -> str:

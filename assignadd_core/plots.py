@@ -860,3 +860,34 @@ def steering_figure(curves: dict, windows: dict, title: str):
     fig.update_xaxes(title_text="training step", row=len(names), col=1)
     fig.update_layout(title=title, height=120 + 220 * len(names))
     return fig
+
+
+def shape_curves_figure(curves: dict, title: str, max_step: int | None = None):
+    """One panel per task or shape ({panel title: {seed label: metrics table}}): each seed's 1-var train accuracy
+    (solid) and the mean of its three var-restricted pools (dotted), against step."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    cols = 2 if len(curves) > 1 else 1
+    rows = -(-len(curves) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[wrapped_label(t, 34) for t in curves],
+                        shared_yaxes=True, vertical_spacing=0.14, horizontal_spacing=0.06)
+    seeds = sorted({seed for runs in curves.values() for seed in runs})
+    restricted = [p for p in POOL_NAMES if "var_restricted" in p]
+    for i, runs in enumerate(curves.values()):
+        row, col = i // cols + 1, i % cols + 1
+        for seed, metrics in runs.items():
+            color = _LINE_COLORS[seeds.index(seed) % len(_LINE_COLORS)]
+            fig.add_trace(go.Scatter(x=metrics["step"], y=metrics["1var_train"], mode="lines", name=seed,
+                                     legendgroup=seed, showlegend=i == 0, line={"color": color, "width": 1.6},
+                                     hovertemplate=f"{seed}, step %{{x:,}}: 1-var train %{{y:.3f}}<extra></extra>"),
+                          row, col)
+            fig.add_trace(go.Scatter(x=metrics["step"], y=metrics[restricted].mean(axis=1), mode="lines",
+                                     name=f"{seed}, var-restricted", legendgroup=seed, showlegend=False,
+                                     line={"color": color, "width": 1.2, "dash": "dot"},
+                                     hovertemplate=f"{seed}, step %{{x:,}}: var-restricted mean %{{y:.3f}}"
+                                                   "<extra></extra>"), row, col)
+        fig.update_xaxes(title_text="training step", range=[0, max_step] if max_step else None, row=row, col=col)
+    for row in range(1, rows + 1):
+        fig.update_yaxes(title_text="accuracy", range=[-0.02, 1.02], row=row, col=1)
+    fig.update_layout(title=title, height=300 * rows + 120)
+    return fig
