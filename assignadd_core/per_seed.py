@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from . import verdicts
-from .analysis.controls import bootstrap_mean_interval
+from .stats import bootstrap_mean_interval
 from .analysis.phases import detect_phases
 from .quantities import QUANTITIES
 from .run_folder import Run

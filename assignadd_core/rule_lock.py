@@ -14,7 +14,7 @@ import json
 from datetime import date
 from pathlib import Path
 
-from . import verdicts
+from . import stats, verdicts
 from .analysis import generality, odds, phases, thresholds
 
 LOCK_PATH = Path(__file__).with_name("rules.lock.json")
@@ -50,8 +50,8 @@ PARTS = {
            (verdicts, ("PREV_TOKEN_LEVEL", "IDENTITY_LEVEL", "READ_LEVEL", "LEARNED_LEVEL"))),
     "G3": ((verdicts.c7_fourier, verdicts.over_seeds),
            (verdicts, ("FEW_SHARE", "SINGLE_NEURONS", "SINGLE_NEURON_R2"))),
-    "G4": ((verdicts.g4_rate, verdicts.clopper_pearson), (verdicts, ("GENERAL_RATE_P", "LEARNED_LEVEL"))),
-    "G5": ((verdicts.g5_coverage, generality.paired_differences),
+    "G4": ((verdicts.g4_rate, stats.fisher), (verdicts, ("GENERAL_RATE_P", "LEARNED_LEVEL"))),
+    "G5": ((verdicts.g5_coverage, generality.paired_differences, stats.t_interval),
            (verdicts, ("COVERAGE_PREDICTED_GAIN", "COVERAGE_NO_GAIN"))),
     "R2": ((verdicts.odds_answer, verdicts.basin_or_chaos, verdicts.basin_or_chaos_by_runs, odds.permutation_tests,
             odds.factor_permutation_p, odds.cell_permutation_p, odds.cluster_interval),

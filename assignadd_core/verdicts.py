@@ -18,6 +18,7 @@ from typing import Mapping
 
 from .config import COMPOSED_LEVEL
 from .paper import F_THRESHOLD, HELDOUT_EXACT, R_THRESHOLD
+from .stats import Rate, clopper_pearson, fisher, t_interval  # noqa: F401  (clopper_pearson: verdicts' readers use it)
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_YET_RUN = "reproduced", "partly", "not reproduced", "not yet run"
 FINDING = "finding"  # this book's own result, no claim of the paper to compare with
@@ -81,18 +82,8 @@ def composed(one_var_train: float) -> bool:
     return bool(one_var_train >= LEARNED_LEVEL)
 
 
-def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial interval of successes / trials (NaN, NaN without trials)."""
-    if trials == 0:
-        return float("nan"), float("nan")
-    from scipy.stats import binomtest
-    ci = binomtest(successes, trials).proportion_ci(confidence_level=level, method="exact")
-    return float(ci.low), float(ci.high)
-
-
 def rate_text(successes: int, trials: int) -> str:
-    low, high = clopper_pearson(successes, trials)
-    return f"{successes} of {trials} (95 % interval {low:.0%}–{high:.0%})" if trials else "0 of 0"
+    return Rate(successes, trials).text()
 
 
 OVER_SEEDS = ("Per seed as stated; over the seeds: reproduced if every seed reproduces it, partly if at least"
@@ -695,9 +686,7 @@ def g2_seed(m2: float, m3: float, m6: float) -> Verdict:
 
 def g4_rate(composed_seeds: int, seeds: int, paper_composed: int, paper_seeds: int) -> Verdict:
     """G4, a finding: a shape's composition rate against the paper shape's (Fisher's exact test)."""
-    from scipy.stats import fisher_exact
-    p = float(fisher_exact([[composed_seeds, seeds - composed_seeds],
-                            [paper_composed, paper_seeds - paper_composed]])[1]) if seeds else float("nan")
+    p = fisher(Rate(composed_seeds, seeds), Rate(paper_composed, paper_seeds)) if seeds else float("nan")
     differs = p < GENERAL_RATE_P
     return Verdict(FINDING, f"{rate_text(composed_seeds, seeds)} composed; the paper shape"
                             f" {rate_text(paper_composed, paper_seeds)}; Fisher p = {p:.2f}: "
@@ -706,13 +695,10 @@ def g4_rate(composed_seeds: int, seeds: int, paper_composed: int, paper_seeds: i
 
 def g5_coverage(differences) -> Verdict:
     """G5 from the paired differences (24 minus 12 variables, same seed and r) of the 2-var union exact accuracy."""
-    import numpy as np
-    from scipy.stats import t as student_t
-    d = np.asarray([float(x) for x in differences], dtype=float)
+    d = [float(x) for x in differences]
     if len(d) < 3:
         return Verdict(INCONCLUSIVE, f"{len(d)} pairs (needs at least 3)")
-    mean, half = d.mean(), student_t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
-    low, high = mean - half, mean + half
+    mean, low, high = t_interval(d)
     text = (f"mean paired difference {mean:+.3f} (95 % t-interval {low:+.3f} to {high:+.3f}) over {len(d)} pairs;"
             f" coverage predicts about +{COVERAGE_PREDICTED_GAIN:.2f}")
     if low > 0:

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from assignadd_core.analysis import composition as comp
+from assignadd_core.stats import Rate
 from test_phases import synthetic
 
 
@@ -39,8 +40,8 @@ def test_both_effects_and_a_reversed_effect_are_not_confused():
 
 def test_counts_fisher_and_ecdf():
     assert comp.count([True, False, True]).describe().startswith("2 of 3 (67%; 95 % interval")
-    assert comp.fisher(comp.Count(5, 10), comp.Count(35, 40)) < 0.05
-    assert comp.fisher(comp.Count(5, 10), comp.Count(20, 40)) == pytest.approx(1.0)
+    assert comp.fisher(Rate(5, 10), Rate(35, 40)) < 0.05
+    assert comp.fisher(Rate(5, 10), Rate(20, 40)) == pytest.approx(1.0)
     x, y = comp.ecdf([3000, None, 2700, 5700])
     assert x.tolist() == [2700, 3000, 5700] and y.tolist() == pytest.approx([1 / 3, 2 / 3, 1])
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import handbuilt
+from assignadd_core import stats
 from assignadd_core.analysis import controls
 from assignadd_core.analysis import interventions as iv
 from assignadd_core.data import eval_pools, exact_sets, make_split, sample_queries
@@ -145,11 +146,11 @@ def test_whitened_contrast_is_zero_for_isotropic_and_positive_for_identity():
 
 
 def test_bootstrap_interval():
-    lo, hi = controls.bootstrap_mean_interval([1.0, 2.0, 3.0, 4.0])
+    lo, hi = stats.bootstrap_mean_interval([1.0, 2.0, 3.0, 4.0])
     assert 1.0 <= lo < 2.5 < hi <= 4.0
-    assert controls.bootstrap_mean_interval([0.5] * 10) == (0.5, 0.5)
-    wide = controls.bootstrap_mean_interval(np.random.default_rng(1).normal(size=10))
-    narrow = controls.bootstrap_mean_interval(np.random.default_rng(1).normal(size=1000))
+    assert stats.bootstrap_mean_interval([0.5] * 10) == (0.5, 0.5)
+    wide = stats.bootstrap_mean_interval(np.random.default_rng(1).normal(size=10))
+    narrow = stats.bootstrap_mean_interval(np.random.default_rng(1).normal(size=1000))
     assert narrow[1] - narrow[0] < (wide[1] - wide[0]) / 3
 
 
@@ -222,13 +223,13 @@ def test_whitened_contrast_does_not_depend_on_the_scale_of_the_copies():
 
 
 def test_bootstrap_interval_edge_cases():
-    lo, hi = controls.bootstrap_mean_interval([])
+    lo, hi = stats.bootstrap_mean_interval([])
     assert np.isnan(lo) and np.isnan(hi)
-    assert controls.bootstrap_mean_interval([0.3]) == (0.3, 0.3)  # one value: its own mean
+    assert stats.bootstrap_mean_interval([0.3]) == (0.3, 0.3)  # one value: its own mean
     # two values: a resampled mean is 0, 0.5 or 1 with probability 1/4, 1/2, 1/4, so the 2.5 % and 97.5 % points
     # of 2,000 resamples are 0 and 1 (every index can be drawn)
-    assert controls.bootstrap_mean_interval([1.0, 0.0]) == (0.0, 1.0)
+    assert stats.bootstrap_mean_interval([1.0, 0.0]) == (0.0, 1.0)
     values = np.arange(10.0)
-    assert controls.bootstrap_mean_interval(values) == controls.bootstrap_mean_interval(values)  # seeded
-    lo, hi = controls.bootstrap_mean_interval(values, level=0.0)  # a 0 % interval is the median resampled mean
+    assert stats.bootstrap_mean_interval(values) == stats.bootstrap_mean_interval(values)  # seeded
+    lo, hi = stats.bootstrap_mean_interval(values, level=0.0)  # a 0 % interval is the median resampled mean
     assert lo == hi and 3.5 <= lo <= 5.5

@@ -14,7 +14,7 @@ def phases(addition=500, jump=3600, refinement=9800, first=True):
 
 
 def test_rules_are_stated_for_every_claim():
-    assert set(v.RULES) == {f"C{i}" for i in range(1, 11)} | {"R1", "R2"}
+    assert set(v.RULES) == {f"C{i}" for i in range(1, 11)} | {"R1", "R2"} | {f"G{i}" for i in range(1, 6)}
     assert all(len(text) > 40 for text in v.RULES.values())
     assert set(v.RULE_CHANGES) <= set(v.RULES)
     for changes in v.RULE_CHANGES.values():
@@ -338,3 +338,15 @@ def test_c10_causal_needs_every_readable_seed_blocked_and_names_each():
     mixed = _removed(3000, None)[:2] + _removed(3000, 4000, seeds=(49,))
     verdict = v.c10_causal(mixed, _added(False, False, False))
     assert verdict.verdict == NOT_REPRODUCED and "2 of 3" in verdict.text and "seed 49: twin composed at 3,000, removed composed at 4,000" in verdict.text
+
+
+def test_the_one_k_of_n_type_says_the_same_in_every_form():
+    """stats.Rate is the book's one count with an interval: the verdicts' text, the chapters' description and the
+    reliability and composition readers all come from it."""
+    from assignadd_core import stats
+    from assignadd_core.analysis import composition, reliability
+    r = stats.Rate(2, 3)
+    assert v.rate_text(2, 3) == r.text() == f"2 of 3 (95 % interval {r.low:.0%}–{r.high:.0%})"
+    assert composition.count([True, False, True]) == r and reliability.composition_rate(2, 3) == r
+    assert r.describe().startswith("2 of 3 (67%; 95 % interval") and stats.Rate(0, 0).describe() == "no runs"
+    assert stats.t_interval([1.0, 2.0, 3.0])[0] == 2.0 and stats.t_interval([1.0])[1] != stats.t_interval([1.0])[1]

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..verdicts import clopper_pearson, composed
+from ..stats import Rate, fisher, mcnemar_exact, rate as count  # noqa: F401  (the chapters read them here)
+from ..verdicts import composed
 from .phases import detect_phases
 
 FISHER_LEVEL = 0.05
@@ -41,26 +42,6 @@ REPLICATE_FIELDS = ("mode", "compiled", "jitter", "jitter_step", "grad_noise", "
                     "wall_time_s")
 
 
-@dataclass(frozen=True)
-class Count:
-    successes: int
-    trials: int
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return clopper_pearson(self.successes, self.trials)
-
-    def describe(self) -> str:
-        low, high = self.interval
-        return (f"{self.successes} of {self.trials} ({self.successes / self.trials:.0%}; 95 % interval"
-                f" {low:.0%}–{high:.0%})" if self.trials else "no runs")
-
-
-def count(flags) -> Count:
-    flags = [bool(f) for f in flags]
-    return Count(sum(flags), len(flags))
-
-
 def outcome_changes(near: pd.DataFrame, paper: pd.DataFrame, by_step: int | None = None) -> dict:
     """The seeds run both under another setting (`near`) and at the paper's configuration (`paper`), two study
     tables: each setting's count, how many seeds' outcomes move each way (a paired comparison), the exact
@@ -78,21 +59,6 @@ def outcome_changes(near: pd.DataFrame, paper: pd.DataFrame, by_step: int | None
         steps = pd.to_numeric(both["composition"], errors="coerce")
         out["near_by_step"] = count(both["near"] & (steps <= by_step))
     return out
-
-
-def mcnemar_exact(up: int, down: int) -> float:
-    """Two-sided exact McNemar test: are `up` and `down` (the seeds whose outcome moved each way) a fair coin's?"""
-    if up + down == 0:
-        return 1.0
-    from scipy.stats import binomtest
-    return float(binomtest(up, up + down, 0.5, alternative="two-sided").pvalue)
-
-
-def fisher(a: Count, b: Count) -> float:
-    """Two-sided p-value of Fisher's exact test: do the two rates differ?"""
-    from scipy.stats import fisher_exact
-    table = [[a.successes, a.trials - a.successes], [b.successes, b.trials - b.successes]]
-    return float(fisher_exact(table, alternative="two-sided").pvalue)
 
 
 def factorial_blocks(table: pd.DataFrame, composers, failers) -> pd.DataFrame:
@@ -196,7 +162,7 @@ def factorial_by_initialization(table: pd.DataFrame, composers, failers) -> dict
     per_init["rate"] = per_init["sum"] / per_init["count"]
     groups = {"composers": [i for i in composers if i in per_init.index],
               "failers": [i for i in failers if i in per_init.index]}
-    counts = {g: Count(int(per_init.loc[ids, "sum"].sum()), int(per_init.loc[ids, "count"].sum()))
+    counts = {g: Rate(int(per_init.loc[ids, "sum"].sum()), int(per_init.loc[ids, "count"].sum()))
               for g, ids in groups.items()}
     a, b = per_init.loc[groups["composers"], "rate"], per_init.loc[groups["failers"], "rate"]
     mann_whitney = float(mannwhitneyu(a, b, alternative="two-sided", method="exact").pvalue) if len(a) and len(b) \

@@ -10,7 +10,7 @@
 * C6 `mlp_input_cosines`: literal vs variable twins against harder baselines (same sum, one shared
   operand) and a literal-vs-literal ceiling.
 * C7 `fourier_null`: the median single-frequency R² of the active neurons under null models.
-* C10 `whitened_contrast`, `bootstrap_mean_interval`: a diagonal contrast that an isotropic direction
+* C10 `whitened_contrast` (its interval: `stats.bootstrap_mean_interval`): a diagonal contrast that an isotropic direction
   scores 0 on, and a percentile bootstrap interval over checkpoints.
 """
 from __future__ import annotations
@@ -171,13 +171,3 @@ def whitened_contrast(matrix: torch.Tensor, basis: torch.Tensor) -> float:
     rms = seen.pow(2).mean().sqrt()  # the scale of the direction as seen, identity part included
     return float((traceless.diagonal().mean() - traceless[off].mean()) / rms) if rms > 0 else 0.0
 
-def bootstrap_mean_interval(values, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of `values` (resampled with replacement)."""
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    means = v[rng.integers(0, v.size, (n_boot, v.size))].mean(1)
-    tail = (1 - level) / 2
-    return (float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail)))

@@ -28,7 +28,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..verdicts import clopper_pearson
+from ..stats import clopper_pearson
 
 FACTORS = ("init", "data", "cell")
 SD_PRIOR_SCALE = 2.5  # half-Cauchy scale of each SD on the logit scale (weakly informative)
@@ -211,7 +211,7 @@ def complete_cells(table: pd.DataFrame, modes=("eager", "compiled")) -> pd.DataF
 def mode_comparison(table: pd.DataFrame) -> dict:
     """Eager against compiled on the same cells: each mode's count, the cells whose outcome differs each way, the
     exact McNemar p (does one mode compose more often?) and the between-mode flip rate with its exact interval."""
-    from .composition import count, mcnemar_exact
+    from ..stats import mcnemar_exact, rate as count
     pairs = complete_cells(table).pivot_table(index=["init", "data"], columns="mode", values="composed",
                                               aggfunc="first")
     eager, compiled = pairs["eager"].astype(bool), pairs["compiled"].astype(bool)

@@ -7,11 +7,10 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pandas as pd
 
-from ..verdicts import LEARNED_LEVEL, clopper_pearson, composed  # noqa: F401  (LEARNED_LEVEL re-exported)
+from ..stats import Rate
+from ..verdicts import LEARNED_LEVEL, composed  # noqa: F401  (LEARNED_LEVEL re-exported)
 from .phases import detect_phases
 
 TRANSITIONS = ("addition", "composition", "jump", "refinement_start", "refinement", "refinement_end")
@@ -70,26 +69,9 @@ def step_statistics(steps: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("transition")
 
 
-@dataclass(frozen=True)
-class Rate:
-    successes: int
-    trials: int
-    low: float
-    high: float
-
-    @property
-    def value(self) -> float:
-        return self.successes / self.trials if self.trials else float("nan")
-
-    def describe(self) -> str:
-        return (f"{self.successes} of {self.trials} ({self.value:.0%}; 95 % interval {self.low:.0%}–{self.high:.0%})"
-                if self.trials else "no runs")
-
-
 def composition_rate(successes: int, trials: int, level: float = 0.95) -> Rate:
     """The share with its exact binomial (Clopper–Pearson) interval."""
-    low, high = clopper_pearson(successes, trials, level)
-    return Rate(successes, trials, low, high)
+    return Rate(successes, trials, level)
 
 
 # ---------------------------------------------------------------------------- what a model that never composed answers

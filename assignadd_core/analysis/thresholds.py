@@ -276,7 +276,7 @@ def composition_by_value(done, field: str):
     accuracy), of how many, with the Clopper–Pearson interval."""
     import pandas as pd
 
-    from ..verdicts import clopper_pearson
+    from ..stats import clopper_pearson
     rows = []
     for value, runs in done.groupby(field):
         k, n = int(runs["1var_train"].map(composed).sum()), len(runs)

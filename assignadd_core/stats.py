@@ -1,0 +1,98 @@
+"""Counts, intervals and exact tests: the one home of the book's statistics.
+
+* `Rate`: k of n with its exact (Clopper-Pearson) interval, the one k-of-n type of the book;
+* `bootstrap_mean_interval`, `t_interval`: intervals of a mean;
+* `mcnemar_exact`, `fisher`: exact tests of paired moves and of two rates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial interval of successes / trials (NaN, NaN without trials)."""
+    if trials == 0:
+        return float("nan"), float("nan")
+    from scipy.stats import binomtest
+    ci = binomtest(successes, trials).proportion_ci(confidence_level=level, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """k of n, with its exact interval at `level`."""
+    successes: int
+    trials: int
+    level: float = 0.95
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return clopper_pearson(self.successes, self.trials, self.level)
+
+    @property
+    def low(self) -> float:
+        return self.interval[0]
+
+    @property
+    def high(self) -> float:
+        return self.interval[1]
+
+    @property
+    def value(self) -> float:
+        return self.successes / self.trials if self.trials else float("nan")
+
+    def describe(self) -> str:
+        """'2 of 3 (67%; 95 % interval 9%–99%)', or 'no runs'."""
+        low, high = self.interval
+        return (f"{self.successes} of {self.trials} ({self.value:.0%}; {self.level:.0%} interval {low:.0%}–{high:.0%})"
+                .replace("95%", "95 %") if self.trials else "no runs")
+
+    def text(self) -> str:
+        """'2 of 3 (95 % interval 9%–99%)' (a verdict's count), or '0 of 0'."""
+        low, high = self.interval
+        return f"{self.successes} of {self.trials} (95 % interval {low:.0%}–{high:.0%})" if self.trials else "0 of 0"
+
+
+def rate(flags) -> Rate:
+    """The Rate of a sequence of true/false outcomes."""
+    flags = [bool(f) for f in flags]
+    return Rate(sum(flags), len(flags))
+
+
+def bootstrap_mean_interval(values, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of `values` (resampled with replacement)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, v.size, (n_boot, v.size))].mean(1)
+    tail = (1 - level) / 2
+    return (float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail)))
+
+
+def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): Student's t interval of the mean of `values` (NaNs for fewer than 2)."""
+    from scipy.stats import t as student_t
+    v = np.asarray(values, dtype=np.float64)
+    if v.size < 2:
+        return (float(v.mean()) if v.size else float("nan"), float("nan"), float("nan"))
+    half = student_t.ppf((1 + level) / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
+    return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
+
+
+def mcnemar_exact(up: int, down: int) -> float:
+    """Two-sided exact McNemar test: are `up` and `down` (the seeds whose outcome moved each way) a fair coin's?"""
+    if up + down == 0:
+        return 1.0
+    from scipy.stats import binomtest
+    return float(binomtest(up, up + down, 0.5, alternative="two-sided").pvalue)
+
+
+def fisher(a: Rate, b: Rate) -> float:
+    """Two-sided p-value of Fisher's exact test: do the two rates differ?"""
+    from scipy.stats import fisher_exact
+    table = [[a.successes, a.trials - a.successes], [b.successes, b.trials - b.successes]]
+    return float(fisher_exact(table, alternative="two-sided").pvalue)
