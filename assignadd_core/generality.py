@@ -1,7 +1,7 @@
 """The mechanism on other tasks and shapes (the chapter "Beyond the paper's task"): its runs and their driver.
 
-Planned on 2026-12-04, before any of its runs, with its rules (`verdicts.RULES` G1-G5): four departures from the
-paper's configuration, each on seeds 42-44 for 20,000 steps (the authors' figures run to step 20,000, past their
+Planned on 2026-12-04, before any of its runs, with its rules (`verdicts.RULES` G1-G5), in the study profile
+`studies/generality.yaml`: four departures from the paper's configuration, each on seeds 42-44 for 20,000 steps (the authors' figures run to step 20,000, past their
 refinement window of 14,500-16,000; our paper-shape seeds finish their final rise by step 7,000):
 
 * `mod97`, `mod113`: another modulus (a prime, as 59), 12 variables;
@@ -19,17 +19,14 @@ from pathlib import Path
 
 from .config import ConfigError, RunConfig
 from .run_folder import DEFAULT_ROOT
+from .study import profile
 
-STEPS = 20_000
-SEEDS = (42, 43, 44)
-SHAPES = {
-    "mod97": {"task.modulus": 97},
-    "mod113": {"task.modulus": 113},
-    "vars24": {"task.n_vars": 24},
-    "layers3_heads2": {"model.n_layers": 3, "model.n_heads": 2, "model.mlp_layers": (2,)},
-}
-SHAPE_NAMES = {"paper": "the paper's task and shape", "mod97": "modulus 97",
-               "mod113": "modulus 113", "vars24": "24 variables", "layers3_heads2": "3 layers × 2 heads"}
+STUDY = profile("generality")
+STEPS = STUDY["steps"]
+SEEDS = tuple(STUDY["seeds"])
+SHAPES = {name: {key: tuple(v) if isinstance(v, list) else v for key, v in shape["overrides"].items()}
+          for name, shape in STUDY["shapes"].items()}
+SHAPE_NAMES = {"paper": STUDY["paper_label"], **{name: shape["label"] for name, shape in STUDY["shapes"].items()}}
 ROOT = DEFAULT_ROOT / "generality"
 
 

@@ -1,10 +1,13 @@
-"""The paper's numbers, each once, with where the paper states it (Exoo, Bietti, Sous 2026, arXiv 2605.31497).
+"""The paper's numbers, each with where the paper states it (Exoo, Bietti, Sous 2026, arXiv 2605.31497), read from
+the study profile `studies/paper.yaml` (`study`).
 
 Chapters, figures and verdict rules import them from here; none writes a paper number out itself.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .study import paper
 
 
 @dataclass(frozen=True)
@@ -16,14 +19,20 @@ class PaperNumber:
         return str(self.value)
 
 
-HELDOUT_EXACT = PaperNumber(0.994, "abstract and results: 0-var held-out exact set after training")
-JUMP_STEPS = PaperNumber((5300, 5400), "training-dynamics figure: the jump when variable assignment forms")
-REFINEMENT_STEPS = PaperNumber((14500, 16000), "training-dynamics figure: refinement of the var-restricted pools")
-MAIN_STEPS = PaperNumber(40_000, "training setup: the main run")
-SWEEP_STEPS = PaperNumber(30_000, "training setup: each run of the data-threshold sweeps")
-F_THRESHOLD = PaperNumber(0.25, "data thresholds: generalization to unseen pairs needs f ≈ 0.25")
-R_THRESHOLD = PaperNumber(0.2, "data thresholds: 2-var generalization needs r ≈ 0.2")
-SEEDS_SHOWN = PaperNumber(1, "the paper shows one training run (seed 42)")
+def _number(key: str) -> PaperNumber:
+    entry = paper()["paper_numbers"][key]
+    value = entry["value"]
+    return PaperNumber(tuple(value) if isinstance(value, list) else value, entry["where"])
+
+
+HELDOUT_EXACT = _number("heldout_exact")
+JUMP_STEPS = _number("jump_steps")
+REFINEMENT_STEPS = _number("refinement_steps")
+MAIN_STEPS = _number("main_steps")
+SWEEP_STEPS = _number("sweep_steps")
+F_THRESHOLD = _number("f_threshold")
+R_THRESHOLD = _number("r_threshold")
+SEEDS_SHOWN = _number("seeds_shown")
 
 
 def steps_text(window) -> str:

@@ -12,6 +12,8 @@ import numpy as np
 
 from ..config import ConfigError, RunConfig, resolve_key
 from ..data import EXACT_NAMES, POOL_NAMES
+from ..paper import SWEEP_STEPS
+from ..study import paper, profile, seed_range
 
 METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set or a pool (final accuracy)
 # A training mode of a point: how its steps are computed (never a setting of the run: same config and hash).
@@ -195,15 +197,14 @@ def evenly_spaced(lo: float, hi: float, n: int) -> tuple[float, ...]:
     return tuple(round(float(v), 6) for v in np.linspace(lo, hi, n))
 
 
-PAPER_SWEEP_STEPS = 30_000  # the paper's sweep runs (book/protocol.md, "Training")
-# Long enough to decide whether a run of the paper's configuration composes: of the ten 40,000-step seeds,
-# every one that learned variable assignment passed 0.9 on 1-var train by step 5,701 (42: 2,701 ... 49:
-# 5,701), and none of the five that had not by 40,000 did so by 120,000. 12,000 steps is twice the latest.
-DECIDE_STEPS = 12_000
+STUDY = paper()
+PAPER_SWEEP_STEPS = SWEEP_STEPS.value  # the paper's sweep runs (book/protocol.md, "Training")
+# Long enough to decide whether a run of the paper's configuration composes (studies/paper.yaml, "composition").
+DECIDE_STEPS = STUDY["composition"]["decide_steps"]
 COMPOSITION_BASE = {"train.steps": DECIDE_STEPS}  # eval every 100 steps, as the main runs: the jump's step
-NEAR_PAPER_SEEDS = tuple(range(42, 58))
-NEAR_PAPER_STEPS = 24_000
-FACTORIAL_SEEDS = (42, 44, 49, 50, 43, 45, 46, 47)  # four seeds that composed at 40,000 steps, four that did not
+NEAR_PAPER_SEEDS = seed_range(STUDY["composition"]["near_paper_seeds"])
+NEAR_PAPER_STEPS = STUDY["composition"]["near_paper_steps"]
+FACTORIAL_SEEDS = tuple(STUDY["composition"]["factorial_seeds"])  # four that composed at 40,000 steps, four did not
 
 
 def balanced_half(point: "Point") -> bool:
@@ -218,8 +219,8 @@ def balanced_half(point: "Point") -> bool:
 # distinct seeds from 1,000-9,999 by numpy's default_rng(ODDS_DRAW).choice (none used by an earlier run: those are
 # 42-73); the first 8 seed the initial weights, the last 8 the data orders. Every cell is trained eager and compiled
 # (fp32), each run stops once 1-var train >= 0.9 has held for ODDS_HOLD evaluations, within DECIDE_STEPS.
-ODDS_DRAW = 20261202
-ODDS_HOLD = 5  # as the phase detector's sustained crossing (5 eval rows)
+ODDS_DRAW = STUDY["composition"]["odds_draw"]
+ODDS_HOLD = STUDY["composition"]["odds_hold"]  # as the phase detector's sustained crossing (5 eval rows)
 
 
 def fresh_seeds(draw: int = ODDS_DRAW, n: int = 16) -> tuple[int, ...]:
@@ -264,18 +265,18 @@ FLIP_PERTURBATIONS = (*replicates((1, 2, 3), jitter=1e-7), *replicates((1, 2, 3)
 # QK update removed over steps 1-6,000; the first three that stayed stuck (43, 45, 46: layer 1 copies from
 # steps 3,601-4,201) have it set to half of each update over steps 4,001-8,000, then released, beside a sham that
 # pushes a random direction orthogonal to it as hard. Each seed's twin is its unsteered run on the same machine.
-C10_REMOVE_SEEDS, C10_ADD_SEEDS = (42, 44, 49), (43, 45, 46)
-C10_REMOVE = {"train.steer_from": 1, "train.steer_to": 6000, "train.steer_share": 0.0}
-C10_ADD = {"train.steer_from": 4001, "train.steer_to": 8000, "train.steer_share": 0.5}
+C10_REMOVE_SEEDS, C10_ADD_SEEDS = tuple(STUDY["c10"]["remove_seeds"]), tuple(STUDY["c10"]["add_seeds"])
+C10_REMOVE = {f"train.{k}": v for k, v in STUDY["c10"]["remove"].items()}
+C10_ADD = {f"train.{k}": v for k, v in STUDY["c10"]["add"].items()}
 C10_SHAM = {**C10_ADD, "train.steer_sham": True, "train.perturb_seed": 1}
 
-# The thresholds' verdicts need at least three seeds; seeds 44-46 were added at the grid values around the
-# thresholds (the f grid's 3rd-7th values, 0.159-0.355; the r grid's first six, 0.01-0.268), not over the whole grid.
-# C9's reading asks for every seed up to at least 0.6 (2026-12-02): seeds 44-46 on the r grid's first 13 values.
-R_ADDED_VALUES = 13
-ADDED_SEEDS = (44, 45, 46)
-F_GRID = evenly_spaced(0.0616, 0.99, 20)
-R_GRID = evenly_spaced(0.01, 0.99, 20)
+# The thresholds' verdicts need at least three seeds: the added seeds run only where the thresholds are decided.
+R_ADDED_VALUES = STUDY["sweeps"]["r_added_values"]
+ADDED_SEEDS = tuple(STUDY["sweeps"]["added_seeds"])
+MAIN_SWEEP_SEEDS = tuple(STUDY["sweeps"]["seeds"])
+F_GRID = evenly_spaced(*(STUDY["sweeps"]["f_grid"][k] for k in ("low", "high", "n")))
+R_GRID = evenly_spaced(*(STUDY["sweeps"]["r_grid"][k] for k in ("low", "high", "n")))
+F_ADDED = slice(*STUDY["sweeps"]["f_added_values"])
 
 
 def added_seeds_where_decided(key: str, values: tuple, point: "Point") -> bool:
@@ -286,18 +287,19 @@ def added_seeds_where_decided(key: str, values: tuple, point: "Point") -> bool:
 # Only the final numbers count in a sweep, and evaluating never changes training (the data stream is
 # a function of seed and step), so pools and measures are logged every 1,000 steps instead of 100:
 # the same results for ~15 % less compute.
-SWEEP_EVAL_EVERY = 1000
+SWEEP_EVAL_EVERY = STUDY["sweeps"]["eval_every"]
+COVERAGE = profile("generality")["coverage_sweep"]
 SWEEPS = {
     "f_sweep": Sweep(
         "f_sweep", {"task.train_fraction": F_GRID}, metric="0var_heldout",
         base={"task.two_var_rate": 1.0, "train.steps": PAPER_SWEEP_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
-        seeds=(42, 43, *ADDED_SEEDS), keep=partial(added_seeds_where_decided, "task.train_fraction", F_GRID[2:7]),
+        seeds=(*MAIN_SWEEP_SEEDS, *ADDED_SEEDS), keep=partial(added_seeds_where_decided, "task.train_fraction", F_GRID[F_ADDED]),
         description="training fraction f of the addition pairs (C8); metric: 0-var held-out exact",
         paper_value=0.25, x_label="training fraction f", metric_label="0-var held-out exact accuracy"),
     "r_sweep": Sweep(
         "r_sweep", {"task.two_var_rate": R_GRID}, metric="2var_union",
         base={"task.train_fraction": 0.7, "train.steps": PAPER_SWEEP_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
-        seeds=(42, 43, *ADDED_SEEDS), keep=partial(added_seeds_where_decided, "task.two_var_rate", R_GRID[:R_ADDED_VALUES]),
+        seeds=(*MAIN_SWEEP_SEEDS, *ADDED_SEEDS), keep=partial(added_seeds_where_decided, "task.two_var_rate", R_GRID[:R_ADDED_VALUES]),
         description="2-var rate r: 2-var rows kept, as the paper defines it (C9); metric: 2-var union exact",
         paper_value=0.2, x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
     "r_sweep_share_only": Sweep(
@@ -309,7 +311,7 @@ SWEEPS = {
         x_label="2-var rate r (share only)", metric_label="2-var union exact accuracy"),
     # The composition study: does a run of the paper's configuration learn variable assignment?
     "composition_seeds": Sweep(
-        "composition_seeds", {}, metric="1var_train", base=COMPOSITION_BASE, seeds=tuple(range(42, 74)),
+        "composition_seeds", {}, metric="1var_train", base=COMPOSITION_BASE, seeds=seed_range(STUDY["composition"]["seeds"]),
         description="the paper's configuration, 32 seeds, 12,000 steps: the share of runs that compose",
         metric_label="1-var train accuracy"),
     "composition_factorial": Sweep(
@@ -361,9 +363,9 @@ SWEEPS = {
     # G5 (the generality chapter; stated 2026-12-04 before its runs): the r_sweep's first two values, where its
     # 2-var union is still rising, at 24 variables, paired by seed with the 12-variable runs.
     "r_sweep_vars24": Sweep(
-        "r_sweep_vars24", {"task.two_var_rate": R_GRID[:2]}, metric="2var_union",
-        base={"task.n_vars": 24, "task.train_fraction": 0.7, "train.steps": PAPER_SWEEP_STEPS,
-              "train.eval_every": SWEEP_EVAL_EVERY}, seeds=(42, 43, 44),
+        "r_sweep_vars24", {"task.two_var_rate": R_GRID[:COVERAGE["r_values"]]}, metric="2var_union",
+        base={"task.n_vars": COVERAGE["n_vars"], "task.train_fraction": 0.7, "train.steps": PAPER_SWEEP_STEPS,
+              "train.eval_every": SWEEP_EVAL_EVERY}, seeds=tuple(COVERAGE["seeds"]),
         description="the 2-var rate r at 24 variables (pair coverage 1 - (1 - r)^22 against 1 - (1 - r)^10 at 12)"
                     " at the r_sweep's first two values; metric: 2-var union exact",
         x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
