@@ -279,6 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument("--part", default="1/1", metavar="I/N",
                     help="run: train the I-th of N shares of the plan (two processes: 1/2 and 2/2; default 1/1)")
     ge.add_argument("--shapes", nargs="+", metavar="SHAPE", help="run: only these shapes (default: all four)")
+    ge.add_argument("--steps", type=int, default=None,
+                    help="run: train each run to this many steps, for a quick look (runs named <shape>_seed<seed>_s<steps>;"
+                         " default: the study's 20,000)")
     ge.add_argument("--root", type=Path, default=None, help="folder holding the study's runs (default runs/generality)")
     ge.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     ge.add_argument("--no-progress", action="store_true")
@@ -311,8 +314,11 @@ def cmd_generality(args) -> int:
             raise ConfigError(f"--part must look like 1/2, got {args.part!r}") from None
         generality.part_of_plan(part, of)  # checks the part before any work
         set_threads(args.threads)
+        steps = generality.STEPS if args.steps is None else args.steps
+        if steps < 1:
+            raise ConfigError(f"--steps must be at least 1, got {steps}")
         trained = generality.run_part(part, of, root, threads=args.threads, progress=not args.no_progress,
-                                      shapes=args.shapes)
+                                      shapes=args.shapes, steps=steps)
         print(f"trained {len(trained)} run(s): {', '.join(trained) or 'none (all finished)'}")
     for row in generality.status(root):
         state = "finished" if row["finished"] else f"at step {row['last_step']:,}" if row["last_step"] else "not started"

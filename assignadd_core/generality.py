@@ -34,25 +34,27 @@ def run_name(shape: str, seed: int) -> str:
     return f"{shape}_seed{seed}"
 
 
-def shape_config(shape: str, seed: int) -> RunConfig:
+def shape_config(shape: str, seed: int, steps: int = STEPS) -> RunConfig:
     if shape not in SHAPES:
         raise ConfigError(f"unknown shape {shape!r}; the study's shapes are {', '.join(SHAPES)}")
-    return RunConfig().replace(**SHAPES[shape], **{"train.seed": seed, "train.steps": STEPS})
+    return RunConfig().replace(**SHAPES[shape], **{"train.seed": seed, "train.steps": steps})
 
 
-def plan() -> list[tuple[str, RunConfig]]:
+def plan(steps: int = STEPS) -> list[tuple[str, RunConfig]]:
     """(run name, config) of every planned run, seed by seed (a study stopped early has every shape), the slow
-    3-layer shape last within each seed."""
-    return [(run_name(shape, seed), shape_config(shape, seed)) for seed in SEEDS for shape in SHAPES]
+    3-layer shape last within each seed; `steps` other than the study's names the runs `<shape>_seed<seed>_s<steps>`
+    (a quick look, never mistaken for the study's runs)."""
+    suffix = "" if steps == STEPS else f"_s{steps}"
+    return [(run_name(shape, seed) + suffix, shape_config(shape, seed, steps)) for seed in SEEDS for shape in SHAPES]
 
 
-def part_of_plan(part: int, of: int) -> list[tuple[str, RunConfig]]:
+def part_of_plan(part: int, of: int, steps: int = STEPS) -> list[tuple[str, RunConfig]]:
     """The runs one of `of` processes trains: the fast shapes and the 3-layer runs dealt out separately, so each
     process gets an even share of both."""
     if not 1 <= part <= of:
         raise ConfigError(f"--part must be i/n with 1 <= i <= n, got {part}/{of}")
-    slow = [item for item in plan() if not item[1].model.paper_shape]
-    fast = [item for item in plan() if item[1].model.paper_shape]
+    slow = [item for item in plan(steps) if not item[1].model.paper_shape]
+    fast = [item for item in plan(steps) if item[1].model.paper_shape]
     # the slow runs counted from the last process, so that one process does not get both the first fast and slow run
     return [item for i, item in enumerate(fast) if i % of == part - 1] + \
            [item for i, item in enumerate(slow) if i % of == (of - part) % of]
@@ -63,7 +65,7 @@ def finished(root: Path, name: str) -> bool:
 
 
 def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: bool = True,
-             shapes: list[str] | None = None) -> list[str]:
+             shapes: list[str] | None = None, steps: int = STEPS) -> list[str]:
     """Train this part's runs that are not finished (each resumes where it stopped), only those of `shapes` if
     given; the names trained."""
     import torch
@@ -74,7 +76,7 @@ def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: 
             raise ConfigError(f"unknown shape {shape!r}; the study's shapes are {', '.join(SHAPES)}")
     torch.set_num_threads(threads)
     done = []
-    for name, config in part_of_plan(part, of):
+    for name, config in part_of_plan(part, of, steps):
         if finished(root, name) or (shapes and name.rsplit("_seed", 1)[0] not in shapes):
             continue
         trainer.train(config, root / name, progress=progress, keep_checkpoints="none")

@@ -9,6 +9,7 @@ rules below; every other one runs exactly as written. What the rules change, and
 * `train`: tiny model and batch flags (replacing the documented ones, e.g. `--eval-every`), and `--steps`
   divided by 2,000 (at least 20);
 * `sweep run`: `--steps 20 --points 1`, one seed;
+* `generality run`: `--steps 20 --shapes mod97` (two runs of 20 steps);
 * `rescue` (seven branches of 10,000 steps from seed 43's saved state): in an empty runs folder, its one-line
   refusal (tests/test_rescue.py trains tiny branches);
 * papermill on a chapter: `-p steps 60 -p overrides <tiny>`; `book execute --profile P`: P with the same
@@ -19,7 +20,7 @@ rules below; every other one runs exactly as written. What the rules change, and
   weights saved in their (TransformerLens) format;
 * `book build`: the runs folder gets copies of the committed files the book links (the main runs' metrics,
   the claims table);
-* `make TARGET`: `make -n TARGET` (the recipe exists and expands; `make book` and `make test` run in CI
+* `make TARGET` (after any VAR=value settings): `make -n TARGET` (the recipe exists and expands; `make book` and `make test` run in CI
   and take many minutes); mutmut's report without a `make mutate` run: its one-line refusal.
 
 A command no rule knows fails the test: a new documented command needs a rule (or runs as written).
@@ -269,7 +270,7 @@ def pth_check(result, box):
 
 
 def make_dry_run(command: Command) -> list[Step]:
-    return [Step(re.sub(r"^make\s", "make -n ", command.text.split("#")[0].strip()), ok())]
+    return [Step(re.sub(r"^((?:[A-Z_]+=\S+\s+)*)make\s", r"\1make -n ", command.text.split("#")[0].strip()), ok())]
 
 
 def steps_for(command: Command, box: Sandbox) -> list[Step]:
@@ -278,7 +279,7 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
     head = text.split("#")[0].strip() if "\n" not in text else text
     py = r"^\.venv/bin/python -m assignadd_core"
     readme = command.doc == "README.md"
-    if re.match(r"^make\s", text):
+    if re.match(r"^(?:[A-Z_]+=\S+\s+)*make\s", text):  # environment settings first, then make
         return make_dry_run(command)
     if re.match(r"^\.venv/bin/python benchmarks/mutation_report\.py", text):
         return [Step(head, refused("make mutate"))] if not (box.tree / "mutants").exists() else [Step(head, ok())]
@@ -322,6 +323,10 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
     if re.match(py + r" rescue ", head):  # trains 7 x 10,000 steps from seed 43's saved state (tests/test_rescue.py
         # trains tiny branches): here, in an empty runs folder, its one-line refusal without a source run
         return [Step(head, refused("not a run directory"), isolated=True)]
+    if re.match(py + r" generality run ", head):  # 12 runs of 20,000 steps: here two of 20 steps
+        return [Step(f"{head} --steps 20 --shapes mod97", ok("trained 2 run(s)"))]
+    if re.match(py + r" generality status$", head):
+        return [Step(head, ok("mod97_seed42", "layers3_heads2_seed44"))]
     if re.match(py + r" sweep list$", head):
         return [Step(head, ok("f_sweep", "r_sweep"))]
     if re.match(py + r" sweep (status|annotate) f_sweep$", head):
