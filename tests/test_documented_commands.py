@@ -9,7 +9,7 @@ rules below; every other one runs exactly as written. What the rules change, and
 * `train`: tiny model and batch flags (replacing the documented ones, e.g. `--eval-every`), and `--steps`
   divided by 2,000 (at least 20);
 * `sweep run`: `--steps 20 --points 1`, one seed;
-* `generality run`: `--steps 20 --shapes mod97` (two runs of 20 steps);
+* `generality run`: `--steps 20 --shapes mod97` (its share of the three mod-97 runs, 20 steps each);
 * `rescue` (seven branches of 10,000 steps from seed 43's saved state): in an empty runs folder, its one-line
   refusal (tests/test_rescue.py trains tiny branches);
 * papermill on a chapter: `-p steps 60 -p overrides <tiny>`; `book execute --profile P`: P with the same
@@ -323,8 +323,8 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
     if re.match(py + r" rescue ", head):  # trains 7 x 10,000 steps from seed 43's saved state (tests/test_rescue.py
         # trains tiny branches): here, in an empty runs folder, its one-line refusal without a source run
         return [Step(head, refused("not a run directory"), isolated=True)]
-    if re.match(py + r" generality run ", head):  # 12 runs of 20,000 steps: here two of 20 steps
-        return [Step(f"{head} --steps 20 --shapes mod97", ok("trained 2 run(s)"))]
+    if re.match(py + r" generality run ", head):  # 12 runs of 20,000 steps: here its mod97 runs, of 20 steps
+        return [Step(f"{head} --steps 20 --shapes mod97", ok("run(s): mod97_seed4"))]
     if re.match(py + r" generality status$", head):
         return [Step(head, ok("mod97_seed42", "layers3_heads2_seed44"))]
     if re.match(py + r" sweep list$", head):
