@@ -151,6 +151,19 @@ def _circuit_maps(model, step):
             **{f"l1_{q}_{k}": float(pattern[q, k]) for q in range(pattern.shape[0]) for k in range(pattern.shape[1])}}
 
 
+def _variable_side_columns(config: RunConfig) -> tuple[str, ...]:
+    from .analysis.generalization import SIDES
+    return tuple(f"{v} ({side})" for v in config.task.var_names for side in SIDES)
+
+
+def _variable_side(model, step):
+    """Accuracy on the 1-var var-restricted pool by variable and side (NaN where the pool has no such operand)."""
+    from .analysis import generalization as gen
+    table = gen.variable_side_accuracy(gen.evaluate_table(model, eval_pools(model.config.task)["1var_var_restricted"]))
+    return {f"{v} ({side})": float(table.loc[v, side]) if v in table.index else math.nan
+            for v in model.config.task.var_names for side in gen.SIDES}
+
+
 def _found_roles(model, step):
     """G2's roles of a model (the search over heads and blocks where a shape has several) and its measures there."""
     from .analysis.generality import found_roles
@@ -179,6 +192,8 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("circuit_maps", 1, _circuit_map_columns(RunConfig()), _circuit_maps,
              "the variable QK map of layer 2 and layer 1's pattern on the 2-var example",
              sized_columns=_circuit_map_columns),
+    Quantity("variable_side", 1, _variable_side_columns(RunConfig()), _variable_side,
+             "1-var var-restricted accuracy by variable and side", sized_columns=_variable_side_columns),
     Quantity("found_roles", 1, ("copy_block", "copy_head", "lookup_block", "lookup_head", "searched", *MEASURE_NAMES),
              _found_roles, "which heads copy and look up (searched where a shape has several) and the measures there (G2)"),
     Quantity("qk2_gradient", 1, ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",
