@@ -508,6 +508,18 @@ def run_jupyter_book(cmd: list[str] = JUPYTER_BOOK) -> dict[str, float]:
     return seconds
 
 
+def drop_stale_static(static: Path = STATIC, built: Path | None = None) -> list[str]:
+    """Remove the copies in the last build of book/_static/ files (a script, a style) that have changed since: Sphinx
+    does not overwrite a static file whose copy differs (it warns and keeps the old one), so an edited script would
+    never reach the book. Returns the names removed."""
+    built = HTML / "_static" if built is None else built
+    stale = [path.name for path in static.glob("*.*")
+             if (built / path.name).is_file() and (built / path.name).read_bytes() != path.read_bytes()]
+    for name in stale:
+        (built / name).unlink()
+    return stale
+
+
 def build() -> dict[str, int]:
     write_toc()
     update_reproduce()
@@ -515,6 +527,7 @@ def build() -> dict[str, int]:
     copy_plotly_js()
     copy_mathjax()
     tic = time.perf_counter()
+    drop_stale_static()
     seconds = run_jupyter_book()
     try:
         counts = check_html()

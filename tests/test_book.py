@@ -466,7 +466,21 @@ FIGURE_TEXT = """function figureText() {
       const labels = [...pick(".g-gtitle", "title"),
                       ...pick("[class^='g-x'][class$='title'], [class^='g-y'][class$='title']", "axis title"),
                       ...pick(".annotation", "annotation"), ...pick(".legend", "legend"), ...pick(".colorbar", "colour bar")];
-      const ticks = pick(".xtick text, .ytick text", "tick");
+      const ticks = pick("g[class$='tick'] > text", "tick").filter(t => !t.el.closest(".colorbar"));
+      // tick labels of one axis overlapping each other (59 categories on a phone); the boxes of labels turned by an
+      // angle other than 0 or 90 degrees overlap without their letters doing so, so those are left out
+      const byAxis = new Map();
+      const slanted = t => { const m = /rotate\((-?[\d.]+)/.exec(t.el.getAttribute("transform") || "");
+                             return m && Math.abs(parseFloat(m[1])) % 90 > 0.5; };
+      ticks.filter(t => !slanted(t)).forEach(t => {
+        const axis = t.el.parentNode.parentNode;
+        if (!byAxis.has(axis)) byAxis.set(axis, []);
+        byAxis.get(axis).push(t);
+      });
+      byAxis.forEach(own => {
+        for (let i = 0; i + 1 < own.length; i++)
+          if (overlap(own[i], own[i + 1])) { problems.push(`${name}: tick labels "${own[i].text}" and "${own[i + 1].text}" overlap`); break; }
+      });
       if (frame.bottom > gd.getBoundingClientRect().bottom + 2) problems.push(`${name}: drawn below its box`);
       labels.forEach((a, i) => {
         if (a.left < -1 || a.right > frame.width + 1 || a.top < -1 || a.bottom > frame.height + 1)
@@ -585,3 +599,13 @@ def test_the_front_pages_first_screen_shows_the_tally_and_the_scoreboard(browser
     found = browser.visit(f"{server}/book/intro.html", script=script, ready=FIGURES_DRAWN).result
     assert found["tally"] is not None and found["second_row"] is not None, found
     assert found["tally"] < found["height"] and found["second_row"] < found["height"], found  # 900 px high window
+
+
+def test_an_edited_static_script_replaces_its_stale_copy(tmp_path):
+    """Sphinx keeps a differing copy of a static file (it only warns), so the build drops stale copies first."""
+    static, built = tmp_path / "static", tmp_path / "built"
+    static.mkdir(), built.mkdir()
+    (static / "fit.js").write_text("new"), (built / "fit.js").write_text("old")
+    (static / "same.css").write_text("x"), (built / "same.css").write_text("x")
+    assert book.drop_stale_static(static, built) == ["fit.js"]
+    assert not (built / "fit.js").exists() and (built / "same.css").exists()

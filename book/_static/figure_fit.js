@@ -2,7 +2,8 @@
 // column on a phone): a legend that is cut or sits on an axis's labels moves below them, horizontal, and a legend
 // still cut gets a smaller font, then its long entries wrap; an annotation (a subplot's title, a line's label) or
 // an axis title that is cut or overlaps another first gets a smaller font, then wraps, then moves aside; an
-// annotation on a tick label steps off it; a grid of panels too narrow to read (a phone) becomes one column.
+// annotation on a tick label steps off it; tick labels that overlap each other get a smaller font, then every other
+// one goes; a grid of panels too narrow to read (a phone) becomes one column.
 // When a figure's text has been fitted (or cannot be within a few passes), its div gets data-fitted="1".
 (() => {
   const MIN_FONT = 9, PASSES = 8, MIN_PANEL = 170, PANEL_GAP = 100;
@@ -129,7 +130,7 @@
   function annotationPlan(gd, frame, update) {
     const layout = gd._fullLayout, specs = layout.annotations || [];
     const notes = boxes(gd, ".annotation", frame).filter(b => b.el.dataset.index !== undefined);
-    const ticks = boxes(gd, ".xtick text, .ytick text", frame);
+    const ticks = boxes(gd, "g[class$='tick'] > text", frame).filter(t => !t.el.closest(".colorbar"));
     const changed = new Set();
     notes.forEach((a, i) => {
       const spec = specs[+a.el.dataset.index];
@@ -170,6 +171,29 @@
     }
   }
 
+  // Tick labels of one axis that overlap each other (59 categories on a phone): a smaller font, then every other
+  // label. Labels turned by an angle other than 0 or 90 degrees are left to plotly (their boxes always overlap).
+  const slanted = el => { const m = /rotate\((-?[\d.]+)/.exec(el.getAttribute("transform") || "");
+                          return m && Math.abs(parseFloat(m[1])) % 90 > 0.5; };
+
+  function tickPlan(gd, frame, update) {
+    const layout = gd._fullLayout;
+    for (const key of Object.keys(layout).filter(k => /^[xy]axis\d*$/.test(k))) {
+      const axis = layout[key], id = key[0] + key.slice(5);
+      const labels = boxes(gd, `.${id}tick > text`, frame).filter(b => !slanted(b.el) && !b.el.closest(".colorbar"))
+        .sort((a, b) => key[0] === "x" ? a.left - b.left : a.top - b.top);
+      if (!labels.some((b, i) => i && overlap(labels[i - 1], b))) continue;
+      const size = (axis.tickfont && axis.tickfont.size) || 12;
+      if (size > MIN_FONT) update[`${key}.tickfont.size`] = Math.max(MIN_FONT, Math.floor(size * 0.85));
+      else if (axis.tickmode === "array" && axis.tickvals && axis.tickvals.length > 2) {
+        update[`${key}.tickvals`] = axis.tickvals.filter((_, i) => i % 2 === 0);
+        if (axis.ticktext) update[`${key}.ticktext`] = axis.ticktext.filter((_, i) => i % 2 === 0);
+      } else if (axis.tickmode === "linear" && Number(axis.dtick) > 0)
+        update[`${key}.dtick`] = Number(axis.dtick) * 2;  // a step set by the figure: double it
+      else update[`${key}.nticks`] = Math.max(2, Math.floor(labels.length / 2));
+    }
+  }
+
   async function fit(gd) {
     if (gd._fitting || !gd._fullLayout || !gd.querySelector(".main-svg")) return;
     gd._fitting = true;
@@ -181,6 +205,7 @@
           legendPlan(gd, frame, update, renames);
           annotationPlan(gd, frame, update);
           axisTitlePlan(gd, frame, update);
+          tickPlan(gd, frame, update);
         }
         if (!Object.keys(update).length && !renames.length) break;
         if (update.height) gd.style.height = `${Math.round(update.height)}px`;  // the div grows with the figure
