@@ -343,18 +343,22 @@ def qk_map_figure(matrix, x_labels, y_labels, title: str, x_title: str = "key", 
     return fig
 
 
-def qk_map_pair_figure(maps: dict, x_labels, y_labels, title: str, x_title: str = "key", y_title: str = "query"):
+def qk_map_pair_figure(maps: dict, x_labels, y_labels, title: str, x_title: str = "key", y_title: str = "query",
+                       scale_title: str = "QK score"):
     """Several maps of the same kind, at most three to a row, each with its own scale: every colour bar sits
-    beside its own panel (plotly would stack them all at the figure's right edge)."""
+    beside its own panel (plotly would stack them all at the figure's right edge), with room after it for the next
+    panel's tick labels when they are long (token labels such as "15:=")."""
     from plotly.subplots import make_subplots
     names = list(maps)
     cols = min(3, len(names))
     rows = -(-len(names) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.16,
+    longest = max((len(str(label)) for label in y_labels), default=0)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names,
+                        horizontal_spacing=0.16 + 0.02 * min(4, max(0, longest - 3)),
                         vertical_spacing=0.14 if rows > 1 else 0.0)
     for i, name in enumerate(names):
         row, col = i // cols + 1, i % cols + 1
-        fig.add_trace(_heatmap(maps[name], x_labels, y_labels, scale_title="QK score"), row=row, col=col)
+        fig.add_trace(_heatmap(maps[name], x_labels, y_labels, scale_title=scale_title), row=row, col=col)
         fig.update_xaxes(title_text=x_title, row=row, col=col)
         fig.update_yaxes(title_text=y_title if col == 1 else None, autorange="reversed", row=row, col=col)
         axis = "" if i == 0 else str(i + 1)
