@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .config import ConfigError, RunConfig
 from .run_folder import DEFAULT_ROOT
-from .study import profile
+from .study import profile, run_name
 
 STUDY = profile("generality")
 STEPS = STUDY["steps"]
@@ -28,10 +28,6 @@ SHAPES = {name: {key: tuple(v) if isinstance(v, list) else v for key, v in shape
           for name, shape in STUDY["shapes"].items()}
 SHAPE_NAMES = {"paper": STUDY["paper_label"], **{name: shape["label"] for name, shape in STUDY["shapes"].items()}}
 ROOT = DEFAULT_ROOT / "generality"
-
-
-def run_name(shape: str, seed: int) -> str:
-    return f"{shape}_seed{seed}"
 
 
 def shape_config(shape: str, seed: int, steps: int = STEPS) -> RunConfig:
@@ -98,3 +94,61 @@ def status(root: Path = ROOT) -> list[dict]:
             rows.append({"run": name, "shape": shape, "seed": seed, "finished": finished(root, name),
                          "last_step": last})
     return rows
+
+
+# ---------------------------------------------------------------------------- the chapter's readings, shape by shape
+def finished_runs(root, shapes, seeds) -> dict[str, dict[int, "Run"]]:
+    """{shape: {seed: Run}} of the study's finished runs under `root` (a run still training is left out)."""
+    from .run_folder import Run
+    out = {}
+    for shape in shapes:
+        runs = {seed: Run(root / run_name(shape, seed)) for seed in seeds}
+        out[shape] = {seed: run for seed, run in runs.items() if run.is_complete()}
+    return out
+
+
+def shape_readings(runs: dict[int, "Run"]) -> dict:
+    """One shape's numbers and G1-G3 verdicts: {"phases", "roles", "fourier": DataFrames by seed,
+    "composed": seeds that composed, "added": seeds whose addition is learned, "G1", "G2", "G3": Verdicts}."""
+    import pandas as pd
+
+    from . import verdicts
+    from .analysis.phases import detect_phases
+    from .series import FINAL, series
+    finals = {seed: run.final()["pools"] for seed, run in runs.items()}
+    composed = [seed for seed, pools in finals.items() if verdicts.composed(pools["1var_train"])]
+    added = [seed for seed, pools in finals.items() if pools["0var_train"] >= verdicts.LEARNED_LEVEL]
+    phases = {seed: detect_phases(run.metrics()) for seed, run in runs.items()}
+    roles = {seed: series(run, "found_roles", FINAL).iloc[0] for seed, run in runs.items()}
+    fourier = {seed: series(run, "fourier", FINAL).iloc[0] for seed, run in runs.items()}
+    name = "seed {}".format
+    g1 = verdicts.g1_phases({name(s): phases[s] for s in composed}) if composed else None
+    g2 = verdicts.over_seeds({name(s): verdicts.g2_seed(roles[s]["m2_l1_prev_token_qk"], roles[s]["m3_l2_var_identity_qk"],
+                                                        roles[s]["m6_l2_eq_to_values"]) for s in composed}) if composed else None
+    g3 = verdicts.over_seeds({name(s): verdicts.c7_fourier(
+        int(fourier[s]["n_key_frequencies_70"]), int(fourier[s]["n_above_09"]), fourier[s]["median_r2"],
+        fourier[s]["null_q99"], fourier[s]["best_r2"], int(fourier[s]["n_frequencies"])) for s in added},
+        who="seeds whose addition is learned") if added else None
+    return {"phases": pd.DataFrame(phases).T.rename_axis("seed"), "roles": pd.DataFrame(roles).T.rename_axis("seed"),
+            "fourier": pd.DataFrame(fourier).T.rename_axis("seed"), "composed": composed, "added": added,
+            "G1": g1, "G2": g2, "G3": g3}
+
+
+def composition_count(sweep_csv, level: float = 0.9) -> tuple[int, int]:
+    """(runs that composed, finished runs) of a sweep's results table (1-var train at the end)."""
+    import pandas as pd
+    table = pd.read_csv(sweep_csv)
+    done = table[table["status"] == "done"]
+    return int((done["1var_train"] >= level).sum()), int(len(done))
+
+
+def coverage_pairs(vars24_csv, vars12_csv) -> list[dict]:
+    """G5's pairs from the two sweeps' results tables (finished runs only; a missing table gives no pairs)."""
+    import pandas as pd
+    from pathlib import Path
+    if not Path(vars24_csv).is_file():
+        return []
+    rows = [pd.read_csv(path) for path in (vars24_csv, vars12_csv)]
+    done = [table[table["status"] == "done"].to_dict(orient="records") for table in rows]
+    from .analysis.generality import paired_differences
+    return paired_differences(*done)

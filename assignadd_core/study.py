@@ -29,6 +29,11 @@ def paper() -> dict:
     return profile("paper")
 
 
+def run_name(shape: str, seed: int) -> str:
+    """A run of a study of several shapes (the generality study): `<shape>_seed<seed>`."""
+    return f"{shape}_seed{seed}"
+
+
 def seed_range(spec: dict) -> tuple[int, ...]:
     """{first, count} -> (first, first + 1, ..., first + count - 1)."""
     return tuple(range(int(spec["first"]), int(spec["first"]) + int(spec["count"])))
