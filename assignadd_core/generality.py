@@ -16,6 +16,7 @@ trains every other planned run, `--part 2/2` the rest, so two processes share th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from .config import ConfigError, RunConfig
 from .run_folder import DEFAULT_ROOT
@@ -30,27 +31,39 @@ SHAPE_NAMES = {"paper": STUDY["paper_label"], **{name: shape["label"] for name, 
 ROOT = DEFAULT_ROOT / "generality"
 
 
-def shape_config(shape: str, seed: int, steps: int = STEPS) -> RunConfig:
+class Planned(NamedTuple):
+    name: str
+    shape: str
+    seed: int
+    config: RunConfig
+
+
+def check_shape(shape: str) -> None:
     if shape not in SHAPES:
         raise ConfigError(f"unknown shape {shape!r}; the study's shapes are {', '.join(SHAPES)}")
+
+
+def shape_config(shape: str, seed: int, steps: int = STEPS) -> RunConfig:
+    check_shape(shape)
     return RunConfig().replace(**SHAPES[shape], **{"train.seed": seed, "train.steps": steps})
 
 
-def plan(steps: int = STEPS) -> list[tuple[str, RunConfig]]:
-    """(run name, config) of every planned run, seed by seed (a study stopped early has every shape), the slow
-    3-layer shape last within each seed; `steps` other than the study's names the runs `<shape>_seed<seed>_s<steps>`
-    (a quick look, never mistaken for the study's runs)."""
+def plan(steps: int = STEPS) -> list[Planned]:
+    """Every planned run, seed by seed (a study stopped early has every shape), the slow 3-layer shape last within
+    each seed; `steps` other than the study's names the runs `<shape>_seed<seed>_s<steps>` (a quick look, never
+    mistaken for the study's runs)."""
     suffix = "" if steps == STEPS else f"_s{steps}"
-    return [(run_name(shape, seed) + suffix, shape_config(shape, seed, steps)) for seed in SEEDS for shape in SHAPES]
+    return [Planned(run_name(shape, seed) + suffix, shape, seed, shape_config(shape, seed, steps))
+            for seed in SEEDS for shape in SHAPES]
 
 
-def part_of_plan(part: int, of: int, steps: int = STEPS) -> list[tuple[str, RunConfig]]:
+def part_of_plan(part: int, of: int, steps: int = STEPS) -> list[Planned]:
     """The runs one of `of` processes trains: the fast shapes and the 3-layer runs dealt out separately, so each
     process gets an even share of both."""
     if not 1 <= part <= of:
         raise ConfigError(f"--part must be i/n with 1 <= i <= n, got {part}/{of}")
-    slow = [item for item in plan(steps) if not item[1].model.paper_shape]
-    fast = [item for item in plan(steps) if item[1].model.paper_shape]
+    slow = [item for item in plan(steps) if not item.config.model.paper_shape]
+    fast = [item for item in plan(steps) if item.config.model.paper_shape]
     # the slow runs counted from the last process, so that one process does not get both the first fast and slow run
     return [item for i, item in enumerate(fast) if i % of == part - 1] + \
            [item for i, item in enumerate(slow) if i % of == (of - part) % of]
@@ -68,31 +81,28 @@ def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: 
 
     from . import trainer
     for shape in shapes or ():
-        if shape not in SHAPES:
-            raise ConfigError(f"unknown shape {shape!r}; the study's shapes are {', '.join(SHAPES)}")
+        check_shape(shape)
     torch.set_num_threads(threads)
     done = []
-    for name, config in part_of_plan(part, of, steps):
-        if finished(root, name) or (shapes and name.rsplit("_seed", 1)[0] not in shapes):
+    for item in part_of_plan(part, of, steps):
+        if finished(root, item.name) or (shapes and item.shape not in shapes):
             continue
-        trainer.train(config, root / name, progress=progress, keep_checkpoints="none")
-        done.append(name)
+        trainer.train(item.config, root / item.name, progress=progress, keep_checkpoints="none")
+        done.append(item.name)
     return done
 
 
 def status(root: Path = ROOT) -> list[dict]:
     """One row per planned run: its name, shape, seed and whether it finished (and its last logged step)."""
     rows = []
-    for seed in SEEDS:
-        for shape in SHAPES:
-            name = run_name(shape, seed)
-            metrics = root / name / "metrics.csv"
-            last = None
-            if metrics.exists():
-                lines = metrics.read_text().strip().splitlines()
-                last = int(lines[-1].split(",")[0]) if len(lines) > 1 else None
-            rows.append({"run": name, "shape": shape, "seed": seed, "finished": finished(root, name),
-                         "last_step": last})
+    for item in plan():
+        metrics = root / item.name / "metrics.csv"
+        last = None
+        if metrics.exists():
+            lines = metrics.read_text().strip().splitlines()
+            last = int(lines[-1].split(",")[0]) if len(lines) > 1 else None
+        rows.append({"run": item.name, "shape": item.shape, "seed": item.seed, "finished": finished(root, item.name),
+                     "last_step": last})
     return rows
 
 
@@ -134,12 +144,13 @@ def shape_readings(runs: dict[int, "Run"]) -> dict:
             "G1": g1, "G2": g2, "G3": g3}
 
 
-def composition_count(sweep_csv, level: float = 0.9) -> tuple[int, int]:
+def composition_count(sweep_csv) -> tuple[int, int]:
     """(runs that composed, finished runs) of a sweep's results table (1-var train at the end)."""
+    from . import verdicts
     import pandas as pd
     table = pd.read_csv(sweep_csv)
     done = table[table["status"] == "done"]
-    return int((done["1var_train"] >= level).sum()), int(len(done))
+    return sum(verdicts.composed(float(value)) for value in done["1var_train"]), int(len(done))
 
 
 def coverage_pairs(vars24_csv, vars12_csv) -> list[dict]:

@@ -15,14 +15,14 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 def test_the_plan_has_every_shape_on_three_seeds_and_the_shares_cover_it_once():
-    names = [name for name, _ in generality.plan()]
+    names = [item.name for item in generality.plan()]
     assert len(names) == len(set(names)) == len(generality.SHAPES) * 3 >= 12
     for of in (1, 2, 3):
-        shares = [name for part in range(1, of + 1) for name, _ in generality.part_of_plan(part, of)]
+        shares = [item.name for part in range(1, of + 1) for item in generality.part_of_plan(part, of)]
         assert sorted(shares) == sorted(names)
-    slow = {name for name, config in generality.plan() if not config.model.paper_shape}
+    slow = {item.name for item in generality.plan() if not item.config.model.paper_shape}
     assert slow == {f"layers3_heads2_seed{s}" for s in generality.SEEDS}
-    assert all(len(slow & {n for n, _ in generality.part_of_plan(p, 2)}) >= 1 for p in (1, 2))
+    assert all(len(slow & {item.name for item in generality.part_of_plan(p, 2)}) >= 1 for p in (1, 2))
     with pytest.raises(ConfigError, match="--part"):
         generality.part_of_plan(3, 2)
     config = generality.shape_config("mod113", 43)

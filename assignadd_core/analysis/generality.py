@@ -9,8 +9,9 @@ paper's 2 layers of 1 head) keeps its declared roles.
 from __future__ import annotations
 
 from ..config import RunConfig
-from ..measures import all_measures
+from ..measures import all_measures, previous_token_qk_score
 from ..model import AssignAddTransformer
+from ..verdicts import composed
 
 
 def with_roles(model: AssignAddTransformer, copy: tuple[int, int], lookup: tuple[int, int]) -> AssignAddTransformer:
@@ -41,15 +42,14 @@ def found_roles(model: AssignAddTransformer) -> dict:
     if len(copies) == 1 and len(lookups[copies[0]]) == 1:
         return {"copy": declared[0], "lookup": declared[1], "searched": False, **all_measures(model)}
     first_lookup = {copy: lookups[copy][0] for copy in copies}
-    copy = max(copies, key=lambda c: all_measures(with_roles(model, c, first_lookup[c]), with_probe=False)
-               ["m2_l1_prev_token_qk"])
+    copy = max(copies, key=lambda c: previous_token_qk_score(with_roles(model, c, first_lookup[c])))
     scored = {lookup: all_measures(with_roles(model, copy, lookup)) for lookup in lookups[copy]}
     lookup = max(scored, key=lambda key: scored[key]["m6_l2_eq_to_values"])
     return {"copy": copy, "lookup": lookup, "searched": True, **scored[lookup]}
 
 
 def paired_differences(rows_24: list[dict], rows_12: list[dict], metric: str = "exact_2var_union",
-                       composed_metric: str = "1var_train", level: float = 0.9) -> list[dict]:
+                       composed_metric: str = "1var_train") -> list[dict]:
     """G5's pairs: each 24-variable run with the 12-variable run of the same seed and r (both composed), and the
     difference of their 2-var union exact accuracies. Rows are sweep records (`sweep.store`)."""
     def key(row):
@@ -60,7 +60,7 @@ def paired_differences(rows_24: list[dict], rows_12: list[dict], metric: str = "
         other = twelve.get(key(row))
         if other is None:
             continue
-        both = float(row[composed_metric]) >= level and float(other[composed_metric]) >= level
+        both = composed(float(row[composed_metric])) and composed(float(other[composed_metric]))
         pairs.append({"seed": key(row)[0], "r": key(row)[1], "vars24": float(row[metric]),
                       "vars12": float(other[metric]), "difference": float(row[metric]) - float(other[metric]),
                       "both_composed": both})
