@@ -159,7 +159,7 @@ def execute(profile: Path = DEFAULT_PROFILE, only: list[str] | None = None, out_
     not notice changed runs or core code, so the default re-executes everything).
     claims_dir: where the chapters record claims (default: `claims/` of the runs folder the kernels use)."""
     from .claims import CLAIMS_ENV
-    from .runs import current_root
+    from .run_folder import current_root
     folder = Path(claims_dir) if claims_dir is not None else current_root() / "claims"
     before = os.environ.get(CLAIMS_ENV)
     os.environ[CLAIMS_ENV] = str(folder.resolve())  # papermill's kernels inherit it
@@ -391,7 +391,8 @@ def update_front_page() -> None:
     committed claim records and the main run's metrics (`front_page`)."""
     from .front_page import HERO, README_TABLE, SCOREBOARD, TALLY, hero_html, readme_table, scoreboard, tally, update
     parts = {TALLY: tally(), SCOREBOARD: scoreboard()}
-    main_run = ROOT / "runs" / "seed42" / "metrics.csv"
+    from .study import paper
+    main_run = ROOT / "runs" / paper()["runs"]["main"]["name"] / "metrics.csv"
     if main_run.is_file():
         parts[HERO] = hero_html(main_run)
     else:  # a tree without the committed runs (a copy of the sources): the hero figure stays as it is

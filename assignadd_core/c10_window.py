@@ -27,9 +27,11 @@ from . import verdicts
 from .analysis.steering import first_composed
 from .config import RunConfig
 from .run_folder import DEFAULT_ROOT, Run
+from .study import paper
 
-COMPOSING_SEEDS, STUCK_SEEDS = (42, 44, 49, 50, 51), (43, 45, 46)  # the dense study's seeds
-READ_TO = 6_000  # every composing seed's window ends by step 5,701 (composition_seeds); one checkpoint beyond it
+_WINDOW = paper()["c10"]["window"]  # the study profile's seeds and length of this reading
+COMPOSING_SEEDS, STUCK_SEEDS = tuple(_WINDOW["composing"]), tuple(_WINDOW["stuck"])
+READ_TO = int(_WINDOW["read_to"])
 
 
 def study_root(root: Path | None = None) -> Path:
@@ -76,18 +78,19 @@ def window_steps(metrics: pd.DataFrame, window: str = "premise") -> list[int]:
     return [int(s) for s in m.index[inside]]
 
 
-def contrasts(run: Run, steps: list[int], n_batches: int = 4) -> pd.DataFrame:
-    """Per step: the whitened contrast of the negative gradient and of the update to the next checkpoint."""
-    from .analysis.theory import gradient_identity_table
+def contrasts(run: Run, steps: list[int]) -> pd.DataFrame:
+    """Per step: the whitened contrast of the negative gradient and of the update to the next checkpoint (through
+    `series`, so a seed read once is read again from its cache)."""
+    from .gradient_table import gradient_table
     kept = set(run.checkpoint_steps())
     reads = sorted({s for s in steps if s in kept} | {s + run.config.train.eval_every for s in steps
                                                       if s + run.config.train.eval_every in kept})
-    table = gradient_identity_table(run, reads, n_batches)
+    table = gradient_table(run, reads)
     table = table[table["step"].isin(steps)]
     return table[["step", "grad_white_contrast", "update_white_contrast", "update_steps"]].reset_index(drop=True)
 
 
-def read(runs: dict[int, Run], n_batches: int = 4, window: str = "premise") -> pd.DataFrame:
+def read(runs: dict[int, Run], window: str = "premise") -> pd.DataFrame:
     """The window table: composing seeds at their own window checkpoints, stuck seeds at the union of those."""
     composes = {seed: run for seed, run in runs.items() if first_composed(run.metrics()) is not None}
     own = {seed: window_steps(run.metrics(), window) for seed, run in composes.items()}
@@ -99,7 +102,7 @@ def read(runs: dict[int, Run], n_batches: int = 4, window: str = "premise") -> p
         if not steps:
             rows.append(pd.DataFrame({"seed": [seed], "group": [group], "step": [np.nan]}))
             continue
-        rows.append(contrasts(run, steps, n_batches).assign(seed=seed, group=group))
+        rows.append(contrasts(run, steps).assign(seed=seed, group=group))
     table = pd.concat(rows, ignore_index=True).assign(window=window)
     return table[["window", "seed", "group", "step", "grad_white_contrast", "update_white_contrast", "update_steps"]]
 

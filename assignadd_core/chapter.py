@@ -1,8 +1,9 @@
 """What every chapter does in its second cell: `P = start_chapter(globals())`.
 
-It validates the parameters (papermill passes unknown names through silently, so a misspelled
-one would otherwise be ignored), prints the one-line "parameters of this execution", and sets up
-plotly's renderer, seeds and warning filters (see `plots.setup_plotly`).
+It fills the parameters left at None from the study profile (`STUDY_PARAMETERS`: the runs and sweeps a chapter
+reads are named in `studies/`, not in the chapters), validates the parameters (papermill passes unknown names
+through silently, so a misspelled one would otherwise be ignored), prints the one-line "parameters of this
+execution", and sets up plotly's renderer, seeds and warning filters (see `plots.setup_plotly`).
 """
 from __future__ import annotations
 
@@ -13,6 +14,46 @@ import warnings
 from types import SimpleNamespace
 
 INJECTED_MARK = "# Parameters"  # papermill starts its injected cell with this comment
+
+
+def _main_runs() -> list[str]:
+    from .study import paper, seed_range
+    return [f"seed{seed}" for seed in seed_range(paper()["runs"]["seeds"])]
+
+
+def _profile_value(*path: str):
+    from .study import profile
+    value = profile(path[0])
+    for key in path[1:]:
+        value = value[key]
+    return value
+
+
+# A chapter parameter left at None takes this value from the study profile (by parameter name).
+STUDY_PARAMETERS = {
+    "run": lambda: _profile_value("paper", "runs", "main", "name"),
+    "seed": lambda: _profile_value("paper", "runs", "main", "seed"),
+    "steps": lambda: _profile_value("paper", "paper_numbers", "main_steps", "value"),
+    "runs": _main_runs,
+    "main_runs": _main_runs,
+    "seed_runs": _main_runs,
+    "seeds": lambda: [int(name.removeprefix("seed")) for name in _main_runs()],
+    "dense_runs": lambda: _profile_value("paper", "runs", "dense"),
+    "rescue_source": lambda: _profile_value("paper", "runs", "rescue_source"),
+    "near_sweeps": lambda: _profile_value("paper", "runs", "near_sweeps"),
+    "steering_sweeps": lambda: _profile_value("paper", "runs", "steering_sweeps"),
+    "paper_composition_sweep": lambda: _profile_value("paper", "runs", "composition_sweep"),
+    "design": lambda: _profile_value("paper", "runs", "composition_design"),
+    "flips": lambda: _profile_value("paper", "runs", "composition_flips"),
+    "sweeps": lambda: _profile_value("paper", "runs", "composition_sweeps"),
+    "mode_seed": lambda: _profile_value("paper", "runs", "mode_seed"),
+    "shapes": lambda: list(_profile_value("generality", "shapes")),
+    "study_seeds": lambda: _profile_value("generality", "seeds"),
+    "study_folder": lambda: _profile_value("generality", "folder"),
+    "paper_runs": lambda: _profile_value("generality", "paper_runs"),
+    "coverage_sweep": lambda: _profile_value("generality", "coverage_sweeps", "vars24"),
+    "reference_sweep": lambda: _profile_value("generality", "coverage_sweeps", "vars12"),
+}
 
 
 class ParameterError(ValueError):
@@ -33,6 +74,13 @@ def _assigned_literals(source: str) -> dict[str, object]:
     return values
 
 
+def _left_at_none(source: str) -> list[str]:
+    """Names a parameters cell assigns the literal None (not an expression it cannot read)."""
+    return [node.targets[0].id for node in ast.parse(source).body
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant) and node.value.value is None]
+
+
 def _compatible(default: object, value: object) -> bool:
     if default is None or value is None:
         return True
@@ -47,8 +95,9 @@ def _compatible(default: object, value: object) -> bool:
 
 def check_parameters(history: list[str], namespace: dict) -> dict[str, object]:
     """From the kernel's input history: the parameters cell is the first executed cell (or the one
-    before papermill's injected cell); every injected name must be one of its names, with a value of
-    a compatible type. A list, tuple or dict parameter given as a string (papermill's `-p` passes strings)
+    before papermill's injected cell); a parameter left at None there that `STUDY_PARAMETERS` names takes the
+    study profile's value (written into `namespace` unless injected); every injected name must be one of its
+    names, with a value of a compatible type (the profile's value's type, for those). A list, tuple or dict parameter given as a string (papermill's `-p` passes strings)
     is parsed (JSON, then a Python literal) and the parsed value written back into `namespace`.
     Returns the parameters' current values."""
     cells = [c for c in history if c.strip()]
@@ -59,7 +108,13 @@ def check_parameters(history: list[str], namespace: dict) -> dict[str, object]:
     else:
         params_source, injected_source = (cells[0] if cells else ""), ""
     defaults = _assigned_literals(params_source)
-    for name, value in _assigned_literals(injected_source).items():
+    given = _assigned_literals(injected_source)
+    for name in _left_at_none(params_source):
+        if name in STUDY_PARAMETERS:
+            defaults[name] = STUDY_PARAMETERS[name]()
+            if name not in given:
+                namespace[name] = defaults[name]
+    for name, value in given.items():
         if name not in defaults:
             raise ParameterError(f"unknown chapter parameter {name!r}; this chapter takes: {', '.join(defaults)}")
         parsed = _parse_container(defaults[name], value)

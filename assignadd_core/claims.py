@@ -25,7 +25,7 @@ import pandas as pd
 from .checkpoint import atomic_write_text
 from .config import ConfigError
 from .names import display_text
-from .runs import DEFAULT_ROOT
+from .run_folder import DEFAULT_ROOT
 from .verdicts import RULES
 
 from .verdicts import VERDICTS  # noqa: E402  (one list of verdict words)

@@ -39,7 +39,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .runs import Run, continue_run, run_path, train_or_load
+    from .run_folder import Run, run_path
+    from .runs import continue_run, train_or_load
     config = config_from_args(args)
     set_threads(args.threads)
     if args.seeds:
@@ -62,7 +63,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 def train_seeds(args: argparse.Namespace, config: RunConfig) -> int:
     """`train --seeds S1 S2 ...`: one run per seed (folders --name with {seed} filled in, default each config's
     hash), trained in this process in stacks of --stack runs (`stacked`); finished runs are left as they are."""
-    from .runs import Run, run_path
+    from .run_folder import Run, run_path
     from .stacked import train_stacked
     if args.continue_from:
         raise ConfigError("--continue-from continues one run; it cannot be combined with --seeds")
@@ -135,10 +136,18 @@ def cmd_split(args: argparse.Namespace) -> int:
     return 0
 
 
+def _step_argument(text: str, pair: bool):
+    """One --steps value: a step, 'final', or (a pair quantity) FROM:TO."""
+    if pair:
+        a, b = text.split(":")
+        return int(a), int(b)
+    return text if text == "final" else int(text)
+
+
 def cmd_series(args: argparse.Namespace) -> int:
     from .quantities import QUANTITIES
     from .run_folder import Run
-    from .series import FINAL, series
+    from .series import series
     if args.list:
         for name, q in QUANTITIES.items():
             print(f"{name} (v{q.version}{', logged' if q.logged else ''}): {q.description}; {', '.join(q.columns)}")
@@ -149,8 +158,14 @@ def cmd_series(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown quantity {args.quantity!r}; quantities are {', '.join(QUANTITIES)}")
     set_threads(args.threads)
     import torch
-    torch.set_grad_enabled(args.quantity == "qk2_gradient")  # the only one that needs gradients
-    steps = None if not args.steps else [FINAL if s == FINAL else int(s) for s in args.steps]
+    q = QUANTITIES[args.quantity]
+    torch.set_grad_enabled(q.needs_grad)
+    try:
+        steps = None if not args.steps else [_step_argument(s, q.pair) for s in args.steps]
+    except ValueError:
+        raise ConfigError(f"--steps of {q.name}: " + ("FROM:TO pairs of steps, e.g. 1:101" if q.pair
+                                                      else "step numbers or 'final'")
+                          + f", got {' '.join(args.steps)}") from None
     table = series(Run(args.run), args.quantity, steps)
     print(table.to_csv() if args.csv else table.to_string(float_format=lambda v: f"{v:.4g}"))
     return 0
@@ -238,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     " is not cached yet.")
     se.add_argument("run", nargs="?", type=Path, help="a run folder, e.g. runs/seed42")
     se.add_argument("quantity", nargs="?", help="a quantity name (see --list)")
-    se.add_argument("--steps", nargs="+", help="steps to read, or 'final'")
+    se.add_argument("--steps", nargs="+", help="steps to read, or 'final'; FROM:TO pairs for a quantity read between two checkpoints")
     se.add_argument("--list", action="store_true", help="list the quantities and exit")
     se.add_argument("--csv", action="store_true", help="print CSV")
     se.add_argument("--threads", type=int, default=None)

@@ -66,6 +66,8 @@ POOLS = (
              "#d62728", "dash", width=1.2),
 )
 POOL_NAMES = tuple(spec.name for spec in POOLS)
+# The var-restricted pools: a variable operand in a position training never uses (claim C3).
+VAR_RESTRICTED = tuple(spec.name for spec in POOLS if "forbidden" in spec.variables)
 _POOLS_BY_NAME = {spec.name: spec for spec in POOLS}
 
 

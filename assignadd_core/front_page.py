@@ -1,7 +1,7 @@
 """The results up front: the scoreboard (one line per claim: paper, ours, verdict, the authors' weights, chapter)
 and the hero figure (the three phases of the main run), written by the book build between markers in the intro
 page, and the short "what reproduced" table of the README. Each is a function of committed files (the claim
-records and runs/seed42/metrics.csv), so a rebuild of unchanged inputs writes the same bytes."""
+records and the main run's metrics.csv), so a rebuild of unchanged inputs writes the same bytes."""
 from __future__ import annotations
 
 import html
@@ -9,13 +9,14 @@ import json
 from pathlib import Path
 
 from .claims import claims_table
+from .paper import MAIN_STEPS
 from .present import VERDICT_COLORS
 
 SCOREBOARD = ("<!-- scoreboard:start -->", "<!-- scoreboard:end -->")
 HERO = ("<!-- hero:start -->", "<!-- hero:end -->")
 README_TABLE = ("<!-- reproduced:start -->", "<!-- reproduced:end -->")
 TALLY = ("<!-- tally:start -->", "<!-- tally:end -->")
-HERO_MAX_STEP = 40_000  # the whole main run: the paper's refinement window (14,500-16,000) and ours both show
+HERO_MAX_STEP = MAIN_STEPS.value  # the whole main run: the paper's refinement window (14,500-16,000) and ours both show
 
 
 def _cell(text: str) -> str:
@@ -82,7 +83,7 @@ def hero_html(metrics_csv: Path) -> str:
     """The three phases of the main run as a plotly div (plotly.js is loaded once per page by the book)."""
     import pandas as pd
 
-    from .analysis.phases import VAR_RESTRICTED
+    from .data import VAR_RESTRICTED
     m = pd.read_csv(metrics_csv)
     m = m[m["step"] <= HERO_MAX_STEP]
     curves = {"0-var train (addition)": m["0var_train"], "1-var train (variable lookup)": m["1var_train"],

@@ -28,7 +28,7 @@ SEEDS = tuple(STUDY["seeds"])
 SHAPES = {name: {key: tuple(v) if isinstance(v, list) else v for key, v in shape["overrides"].items()}
           for name, shape in STUDY["shapes"].items()}
 SHAPE_NAMES = {"paper": STUDY["paper_label"], **{name: shape["label"] for name, shape in STUDY["shapes"].items()}}
-ROOT = DEFAULT_ROOT / "generality"
+ROOT = DEFAULT_ROOT / STUDY["folder"]
 
 
 class Planned(NamedTuple):

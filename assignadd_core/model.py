@@ -28,9 +28,6 @@ class FusedOutput(NamedTuple):
     resid_mid0: torch.Tensor  # residual stream after layer-1 attention [batch, pos, d_model]
 
 
-MLP_LAYER = 1  # the paper's shape's MLP block (block 0 has none: the authors zero and freeze it); the fused path's
-
-
 class Embed(nn.Module):
     def __init__(self, d_vocab: int, d_model: int):
         super().__init__()
@@ -272,7 +269,7 @@ class AssignAddTransformer(HookedRootModule):
 
     def _fused_mlp(self, resid: torch.Tensor) -> torch.Tensor:
         """The second stage of `_fused`: the layer-2 MLP at `=`, added to the residual."""
-        mlp = self.blocks[MLP_LAYER].mlp
+        mlp = self.blocks[self.config.model.role_block("mlp")].mlp  # the paper's shape: the last block's
         return resid + F.relu(resid @ mlp.W_in) @ mlp.W_out
 
     def _fused_unembed(self, resid: torch.Tensor) -> torch.Tensor:

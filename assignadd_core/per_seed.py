@@ -11,11 +11,10 @@ import pandas as pd
 from . import verdicts
 from .stats import bootstrap_mean_interval
 from .analysis.phases import detect_phases
+from .data import VAR_RESTRICTED
 from .quantities import QUANTITIES
 from .run_folder import Run
 from .series import final_values, read_cache, series
-
-RESTRICTED = ("1var_var_restricted", "2var_var_restricted_1", "2var_var_restricted_2")
 
 
 def values_of(source, quantity: str) -> dict[str, float]:
@@ -34,7 +33,7 @@ def numbers(claim: str, source) -> dict[str, float]:
         return {"0var_heldout": exact["0var_heldout"], "swap_heldout": swap["swap_heldout"]}
     if claim == "C3":
         pools = values_of(source, "pools")
-        return {name: pools[name] for name in RESTRICTED}
+        return {name: pools[name] for name in VAR_RESTRICTED}
     measures = values_of(source, "measures")
     if claim == "C4":
         ablation = values_of(source, "value_ablation")
@@ -58,7 +57,7 @@ def rule(claim: str, n: dict[str, float]) -> verdicts.Verdict:
     if claim == "C2":
         return verdicts.c2_seed(n["0var_heldout"], n["swap_heldout"])
     if claim == "C3":
-        return verdicts.c3_seed({k: n[k] for k in RESTRICTED})
+        return verdicts.c3_seed({k: n[k] for k in VAR_RESTRICTED})
     if claim == "C4":
         return verdicts.c4_previous_token(n["m2"], n["m5"], n["1var_ablated_at_values"], n["0var_ablated_at_values"],
                                           n["1var_clean"])

@@ -19,7 +19,7 @@ import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
 from .book_mime import PLOTLY_MIME
-from .data import POOL_NAMES, pool_spec
+from .data import POOL_NAMES, VAR_RESTRICTED, pool_spec
 from .names import MEASURE_LABELS, POOL_LABELS, label  # noqa: F401  (the chapters' names: plots.POOL_LABELS)
 
 BOOK_RENDERER = "book"
@@ -578,8 +578,8 @@ def variable_side_figure(table, forbidden: dict, title: str):
 
 
 def restricted_curves_figure(long, title: str, marks: dict | None = None):
-    """long: [step, pool, variable, side, accuracy]; one panel per pool, one line per (variable, side);
-    `marks` {label: step} drawn as dashed vertical lines."""
+    """long: [step, pool, variable, side, accuracy] (`generalization.restricted_long`); one panel per pool, one line
+    per (variable, side); `marks` {label: step} drawn as dashed vertical lines."""
     from plotly.subplots import make_subplots
     import plotly.colors as pc
     pools = list(dict.fromkeys(long["pool"]))
@@ -876,7 +876,7 @@ def shape_curves_figure(curves: dict, title: str, max_step: int | None = None):
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[wrapped_label(t, 34) for t in curves],
                         shared_yaxes=True, vertical_spacing=0.14, horizontal_spacing=0.06)
     seeds = sorted({seed for runs in curves.values() for seed in runs})
-    restricted = [p for p in POOL_NAMES if "var_restricted" in p]
+    restricted = list(VAR_RESTRICTED)
     for i, runs in enumerate(curves.values()):
         row, col = i // cols + 1, i % cols + 1
         for seed, metrics in runs.items():

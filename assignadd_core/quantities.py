@@ -34,12 +34,14 @@ class Quantity:
     name: str
     version: int
     columns: tuple[str, ...]
-    compute: Callable[[AssignAddTransformer, int], dict[str, float]]  # (model in eval mode, step) -> values
+    compute: Callable[..., dict[str, float]]  # (model in eval mode, step) -> values; a pair: (model a, model b, a, b)
     description: str
     logged: bool = False  # written by the trainer into metrics.csv at eval steps
     in_final: str | None = None  # the key under which the trainer records its final value in final.json
     # The columns of a run of a given config, where they depend on the task's size (`columns`: the paper's task).
     sized_columns: Callable[[RunConfig], tuple[str, ...]] | None = None
+    pair: bool = False  # read between two checkpoints (series' steps are (from, to) pairs)
+    needs_grad: bool = False  # computed with autograd
 
     def columns_for(self, config: RunConfig) -> tuple[str, ...]:
         """The columns of this quantity for a run of `config`."""
@@ -132,6 +134,31 @@ def _qk2_gradient(model, step):
                                        "grad_fraction_in_subspace")}
 
 
+THEORY_BATCHES = 4  # training batches (of 512) per gradient in the theory chapter's table and the C10 window
+
+
+def _gradient_identity_columns(config: RunConfig) -> tuple[str, ...]:
+    """The gradient's statistics (`theory.STAT_COLUMNS`), then the n_vars x n_vars cells of G."""
+    from .analysis.theory import STAT_COLUMNS
+    n = config.task.n_vars
+    return (*STAT_COLUMNS, *(f"G_{i}_{j}" for i in range(n) for j in range(n)))
+
+
+def _gradient_identity(model, step):
+    """C10: the projected negative gradient G on layer 2's QK (every cell) and its statistics, on THEORY_BATCHES."""
+    from .analysis.theory import STAT_COLUMNS, gradient_identity
+    out = gradient_identity(model, step, THEORY_BATCHES)
+    g = out["G"]
+    return {**{k: float(out[k]) for k in STAT_COLUMNS},
+            **{f"G_{i}_{j}": float(g[i, j]) for i in range(g.shape[0]) for j in range(g.shape[1])}}
+
+
+def _qk2_update(model, later, step, later_step):
+    """C10: the whitened contrast of the update actually taken on layer 2's QK between two checkpoints."""
+    from .analysis.theory import update_white_contrast
+    return {"update_white_contrast": update_white_contrast(model, later)}
+
+
 def _circuit_map_columns(config: RunConfig) -> tuple[str, ...]:
     """n_vars x n_vars cells of the variable QK map, then seq_len x seq_len cells of the copy head's pattern."""
     n_vars, n_pos = config.task.n_vars, config.task.seq_len
@@ -164,6 +191,28 @@ def _variable_side(model, step):
             for v in model.config.task.var_names for side in gen.SIDES}
 
 
+def _restricted_by_side_columns(config: RunConfig) -> tuple[str, ...]:
+    from .analysis.generalization import restricted_columns
+    return restricted_columns(config.task)
+
+
+def _restricted_by_side(model, step):
+    """The var-restricted pools (all their rows) by forbidden (variable, side): accuracy, n and errors."""
+    from .analysis.generalization import restricted_by_side
+    return restricted_by_side(model)
+
+
+def _eq_variable_score_columns(config: RunConfig) -> tuple[str, ...]:
+    from .analysis.circuits import eq_score_columns
+    return eq_score_columns(config.task)
+
+
+def _eq_variable_scores(model, step):
+    """The layer-1 score from `=` to each variable at the operand positions, and its four bilinear parts."""
+    from .analysis.circuits import eq_score_values
+    return eq_score_values(model)
+
+
 def _found_roles(model, step):
     """G2's roles of a model (the search over heads and blocks where a shape has several) and its measures there."""
     from .analysis.generality import found_roles
@@ -194,11 +243,22 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
              sized_columns=_circuit_map_columns),
     Quantity("variable_side", 1, _variable_side_columns(RunConfig()), _variable_side,
              "1-var var-restricted accuracy by variable and side", sized_columns=_variable_side_columns),
+    Quantity("restricted_by_side", 1, _restricted_by_side_columns(RunConfig()), _restricted_by_side,
+             "the var-restricted pools by forbidden operand (variable, side)",
+             sized_columns=_restricted_by_side_columns),
+    Quantity("eq_variable_scores", 1, _eq_variable_score_columns(RunConfig()), _eq_variable_scores,
+             "layer 1's score from `=` to each variable at the operand positions, and its parts",
+             sized_columns=_eq_variable_score_columns),
     Quantity("found_roles", 1, ("copy_block", "copy_head", "lookup_block", "lookup_head", "searched", *MEASURE_NAMES),
              _found_roles, "which heads copy and look up (searched where a shape has several) and the measures there (G2)"),
     Quantity("qk2_gradient", 1, ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",
                                  "grad_fraction_in_subspace"), _qk2_gradient,
-             "the negative gradient on layer 2's QK, on the variable copies (C10)"),
+             "the negative gradient on layer 2's QK, on the variable copies (C10)", needs_grad=True),
+    Quantity("gradient_identity", 1, _gradient_identity_columns(RunConfig()), _gradient_identity,
+             f"the projected negative gradient G on layer 2's QK, every cell, on {THEORY_BATCHES} batches (C10)",
+             sized_columns=_gradient_identity_columns, needs_grad=True),
+    Quantity("qk2_update", 1, ("update_white_contrast",), _qk2_update,
+             "the whitened contrast of layer 2's QK update from one checkpoint to another (C10)", pair=True),
 )}
 LOGGED_VERSIONS = {name: q.version for name, q in QUANTITIES.items() if q.logged}
 

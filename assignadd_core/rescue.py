@@ -62,7 +62,8 @@ def branch(source: Run, name: str, config: RunConfig, edit: str | None = None, r
     """Create run `name` from `source`'s saved state with `config` (and `edit` applied); returns it unfinished:
     `runs.train_or_load(config, name)` then trains it on. An existing branch with the same config is returned as
     it is (its training may be under way or done)."""
-    from .trainer import load_resume_state, make_optimizer, new_model, save_resume_state
+    from .model import initial_model
+    from .trainer import load_resume_state, make_optimizer, save_resume_state
     target = Run(run_path(name, root))
     if target.exists():
         if target.config != config:
@@ -74,7 +75,7 @@ def branch(source: Run, name: str, config: RunConfig, edit: str | None = None, r
     if (old.model, old.task.vocab_size, old.task.seq_len, old.task.modulus) != (
             config.model, config.task.vocab_size, config.task.seq_len, config.task.modulus):
         raise ConfigError(f"{name}: a branch keeps the model's shape (model settings, vocabulary, sequence length)")
-    model = new_model(old)
+    model = initial_model(old)
     optimizer = make_optimizer(model, old)
     state = load_resume_state(source, model, optimizer)
     if state is None:

@@ -1,7 +1,7 @@
-"""`train_or_load` and `continue_run`: get a finished run, training it when needed.
+"""`train_or_load` and `continue_run`: get a finished run, training it when needed; `seed_runs`: the finished runs
+of one config over several seeds (training the missing ones only when asked).
 
-The run folder format itself lives in `run_folder` (re-exported here: `runs.Run`, `runs.run_path`,
-`runs.DEFAULT_ROOT` are the names chapters and scripts use).
+The run folder format itself lives in `run_folder`.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .checkpoint import CheckpointError, atomic_write_text
 from .config import ConfigError, RunConfig
-from .run_folder import DEFAULT_ROOT, PACKAGE_ROOT, Run, current_root, load_any, run_path  # noqa: F401  (re-exported)
+from .run_folder import Run, run_path
 
 
 def train_or_load(config: RunConfig, name: str | None = None, root: Path | None = None,
@@ -57,3 +57,27 @@ def continue_run(source: Run, config: RunConfig, name: str, root: Path | None = 
     shutil.copy2(source.metrics_path, target.metrics_path)
     atomic_write_text(target.config_path, config.to_json() + "\n")
     return target
+
+
+def finished_run(name: str, config, train_missing: bool = False, device: str = "cpu", root=None):
+    """The run `name` when it is finished with `config` (or trained now, with `train_missing`), else None."""
+    if train_missing:
+        return train_or_load(config, name=name, device=device, root=root)  # with a progress bar
+    run = Run(run_path(name, root))
+    return run if run.is_complete() and run.config == config else None
+
+
+def seed_runs(names, seeds, steps: int, overrides: dict | None = None, train_missing: bool = False,
+              device: str = "cpu", root=None) -> tuple[dict, list[str]]:
+    """({name: finished Run}, [names not trained yet]) for one config over several seeds."""
+    if len(names) != len(seeds) or not names:
+        raise ConfigError(f"runs and seeds must be non-empty lists of the same length, got {names} and {seeds}")
+    runs, missing = {}, []
+    for name, seed in zip(names, seeds):
+        config = RunConfig().replace(seed=seed, steps=steps, **(overrides or {}))
+        run = finished_run(name, config, train_missing, device, root)
+        if run is None:
+            missing.append(name)
+        else:
+            runs[name] = run
+    return runs, missing

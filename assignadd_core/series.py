@@ -11,6 +11,13 @@ check (hand-edited) or one cut short (truncated file) is ignored, said in one li
 Lines are appended under a file lock, so two processes filling one cache do not corrupt it. The file can be
 deleted at any time; it is rebuilt on demand.
 
+A `pair` quantity is read between two checkpoints (the update from one to the next): its steps are (a, b) pairs,
+cached under the step "a>b" and both weights' fingerprints "fa+fb", and its rows are indexed by a.
+
+Values computed before weights were fingerprinted carry `UNFINGERPRINTED` as their weights: they are read where
+the weights are not kept (as any value computed from weights no longer on disk), and `recorded` returns them
+beside a fresh computation where the weights are kept.
+
 The logged quantities (pools, measures, probe) are the trainer's metrics.csv columns: they are read from there
 at eval steps (the version they were written with is in `metrics.json` beside it, version 1 when absent).
 """
@@ -34,6 +41,7 @@ from .run_folder import Run
 FIELDS = ("quantity", "version", "step", "weights", "run", "column", "value", "check")
 SERIES_FILE, LOGGED_FILE = "series.csv", "metrics.json"
 FINAL = "final"  # `steps`: the final model
+UNFINGERPRINTED = "unfingerprinted"  # the weights of a value computed before it was cached here (see above)
 
 
 def _check(fields: list[str]) -> str:
@@ -116,12 +124,14 @@ def _weights_path(run: Run, step) -> Path:
     return path
 
 
-def _recorded_key(cache: dict, q: Quantity, step, config_hash: str, run: Run) -> tuple:
+def _recorded_key(cache: dict, q: Quantity, step: str, config_hash: str, run: Run) -> tuple:
     """The cache key of a value computed from weights that are not on disk any more (a run whose checkpoints
     were not kept): its run, quantity version and step must match, and only one set of weights may have been
     recorded for them; otherwise it cannot be read (nor recomputed)."""
-    found = {k[:5] for k in cache if k[0] == q.name and k[1] == str(q.version) and k[2] == str(step)
+    found = {k[:5] for k in cache if k[0] == q.name and k[1] == str(q.version) and k[2] == step
              and k[4] == config_hash}
+    fingerprinted = {k for k in found if k[3] != UNFINGERPRINTED}
+    found = fingerprinted or found  # a value from weights whose fingerprint is known comes first
     if len(found) != 1:
         raise CheckpointError(f"{run.path}: no weights at step {step} and {len(found)} recorded value sets of"
                               f" {q.name} v{q.version} there; it can be computed only where the weights are kept")
@@ -145,14 +155,44 @@ def _from_metrics(run: Run, q: Quantity, steps) -> pd.DataFrame | None:
     return table.loc[wanted] if set(wanted) <= set(table.index) else None
 
 
+def _step_key(step) -> str:
+    return f"{step[0]}>{step[1]}" if isinstance(step, tuple) else str(step)
+
+
+def _weights_key(run: Run, step) -> str:
+    if isinstance(step, tuple):
+        return "+".join(fingerprint(_weights_path(run, s)) for s in step)
+    return fingerprint(_weights_path(run, step))
+
+
+def _compute(run: Run, q: Quantity, step) -> dict[str, float]:
+    def load(s):
+        return run.load_model(None if s == FINAL else int(s)).eval()
+
+    def at(s):
+        return run.config.train.steps if s == FINAL else int(s)
+    if q.pair:
+        return q.compute(load(step[0]), load(step[1]), at(step[0]), at(step[1]))
+    return q.compute(load(step), at(step))
+
+
+def _wanted(run: Run, q: Quantity, steps) -> list:
+    if not q.pair:
+        return [FINAL] if steps == FINAL else steps
+    if steps is None or steps == FINAL or not all(isinstance(s, tuple) and len(s) == 2 for s in steps):
+        raise ValueError(f"{q.name} is read between two checkpoints: steps must be a list of (from, to) pairs")
+    return [(int(a), int(b)) for a, b in steps]
+
+
 def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
     """The quantity at `steps` of `run`: one row per step (the final model's row is indexed by the run's last
     step), one column per value. `steps`: None (a logged quantity: every metrics row; another: every checkpoint
-    and the final model), "final", or a list of steps and/or "final"."""
+    and the final model), "final", or a list of steps and/or "final"; for a `pair` quantity, a list of (from, to)
+    step pairs, the rows indexed by `from`."""
     q = get_quantity(quantity)
     run = run if isinstance(run, Run) else Run(run)
     columns = q.columns_for(run.config)
-    wanted = [FINAL] if steps == FINAL else steps
+    wanted = _wanted(run, q, steps)
     logged = _from_metrics(run, q, wanted)
     if logged is not None:
         return logged
@@ -167,15 +207,16 @@ def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
     keys = {}
     for s in wanted:
         try:
-            keys[s] = (q.name, str(q.version), str(s), fingerprint(_weights_path(run, s)), config_hash)
+            keys[s] = (q.name, str(q.version), _step_key(s), _weights_key(run, s), config_hash)
         except CheckpointError:  # weights not kept (e.g. not committed): read what was computed from them
-            keys[s] = _recorded_key(cache, q, s, config_hash, run)
+            keys[s] = _recorded_key(cache, q, _step_key(s), config_hash, run)
     missing = [s for s, key in keys.items() if any((*key, c) not in cache for c in columns)]
     if missing:
-        stale = [s for s in missing if any(k[0] == q.name and k[2] == str(s) and k[:5] != keys[s] for k in cache)]
+        stale = [s for s in missing if any(k[0] == q.name and k[2] == _step_key(s) and k[:5] != keys[s]
+                                           and k[3] != UNFINGERPRINTED for k in cache)]
         if stale:
-            say(f"{run.path}: cached {q.name} at step(s) {', '.join(map(str, stale))} were computed for other weights,"
-                f" another version or another run; recomputing")
+            say(f"{run.path}: cached {q.name} at step(s) {', '.join(map(_step_key, stale))} were computed for other"
+                f" weights, another version or another run; recomputing")
         with FileLock(str(run.path / ".series.lock")):
             cache = read_cache(run, lambda message: None)  # another process may have filled them meanwhile
             rows = []
@@ -183,17 +224,65 @@ def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
                 key = keys[step]
                 if all((*key, c) in cache for c in columns):
                     continue
-                model = run.load_model(None if step == FINAL else int(step)).eval()
-                values = q.compute(model, run.config.train.steps if step == FINAL else int(step))
+                values = _compute(run, q, step)
                 for column in columns:
                     value = float(values[column])
                     cache[(*key, column)] = value
                     rows.append([*key, column, repr(value)])
             if rows:
                 _write(run, rows)
-    index = [run.config.train.steps if s == FINAL else int(s) for s in wanted]
-    data = [{c: cache[(*keys[s], c)] for c in columns} for s in wanted]
-    return pd.DataFrame(data, index=pd.Index(index, name="step"), columns=list(columns))
+    return _frame(run, wanted, [{c: cache[(*keys[s], c)] for c in columns} for s in wanted], columns)
+
+
+def _frame(run: Run, wanted: list, data: list[dict], columns) -> pd.DataFrame:
+    def index(s):
+        s = s[0] if isinstance(s, tuple) else s
+        return run.config.train.steps if s == FINAL else int(s)
+    return pd.DataFrame(data, index=pd.Index([index(s) for s in wanted], name="step"), columns=list(columns))
+
+
+def cached_steps(run: Run, quantity: str, unfingerprinted: bool = False) -> list:
+    """The steps (pairs, for a pair quantity) at which the quantity's current version has cached values for this
+    run, whether or not their weights are still kept (only those recorded as `UNFINGERPRINTED`, if asked)."""
+    q = get_quantity(quantity)
+    found = {k[2] for k in read_cache(run, lambda message: None)
+             if k[0] == q.name and k[1] == str(q.version) and k[4] == run.config.hash()
+             and (not unfingerprinted or k[3] == UNFINGERPRINTED)}
+    def parse(key):
+        if ">" in key:
+            return tuple(int(x) for x in key.split(">"))
+        return FINAL if key == FINAL else int(key)
+    return sorted((parse(key) for key in found), key=lambda s: (s == FINAL, s))
+
+
+def recorded(run: Run, quantity: str, steps, say=_say) -> pd.DataFrame:
+    """The values of `steps` computed before fingerprints were kept (`UNFINGERPRINTED`), whatever weights are on
+    disk now: what a fresh computation at kept weights is compared with."""
+    q = get_quantity(quantity)
+    columns = q.columns_for(run.config)
+    wanted = _wanted(run, q, steps)
+    cache = read_cache(run, say)
+    keys = {s: (q.name, str(q.version), _step_key(s), UNFINGERPRINTED, run.config.hash()) for s in wanted}
+    absent = [_step_key(s) for s, key in keys.items() if any((*key, c) not in cache for c in columns)]
+    if absent:
+        raise CheckpointError(f"{run.path}: no value of {q.name} v{q.version} recorded without fingerprint at"
+                              f" step(s) {', '.join(absent)}")
+    return _frame(run, wanted, [{c: cache[(*keys[s], c)] for c in columns} for s in wanted], columns)
+
+
+def record_unfingerprinted(run: Run, quantity: str, table: pd.DataFrame) -> int:
+    """Write values computed elsewhere before this cache kept fingerprints (one row per step; for a pair quantity
+    a `to` column gives each row's second step) as `UNFINGERPRINTED` lines; the number of lines written."""
+    q = get_quantity(quantity)
+    columns = q.columns_for(run.config)
+    rows = []
+    for step, row in table.iterrows():
+        key = (int(step), int(row["to"])) if q.pair else int(step)
+        rows += [[q.name, str(q.version), _step_key(key), UNFINGERPRINTED, run.config.hash(), c, repr(float(row[c]))]
+                 for c in columns]
+    with FileLock(str(run.path / ".series.lock")):
+        _write(run, rows)
+    return len(rows)
 
 
 def final_values(run: Run, quantity: str, say=_say) -> dict[str, float]:

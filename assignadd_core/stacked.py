@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 from . import trainer
 from .config import ConfigError, RunConfig
 from .data import TrainStream, make_split
-from .model import AssignAddTransformer
+from .model import AssignAddTransformer, initial_model
 from .run_folder import Run
 
 # Settings every run of a stack shares: parameter shapes, the optimizer, the loop (batch, eval steps, precision).
@@ -189,7 +189,7 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
                  stop: int, environment: dict, progress: bool, keep_checkpoints: str, compile: str) -> None:
     """Train runs that all saved their state at the same step up to step `stop` (an eval step, or the last)."""
     config = configs[0]
-    models = [trainer.new_model(c).to(dev) for c in configs]
+    models = [initial_model(c).to(dev) for c in configs]
     optimizers = [trainer.make_optimizer(m, c) for m, c in zip(models, configs)]
     resumed = [trainer.resume(run, m, o, c) for run, m, o, c in zip(runs, models, optimizers, configs)]
     start, counters = resumed[0][0], [c for _, c in resumed]

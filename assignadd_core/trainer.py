@@ -90,9 +90,6 @@ def use_bf16(config: RunConfig, device: torch.device) -> bool:
     return False
 
 
-new_model = initial_model  # the name the tests, benchmarks and chapters use
-
-
 def make_optimizer(model: torch.nn.Module, config: RunConfig) -> torch.optim.AdamW:
     t = config.train
     return torch.optim.AdamW(model.parameters(), lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps,
@@ -378,7 +375,7 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
     write_or_check_config(run, config)
     environment = {**environment_info(dev), "precision": precision}  # at the start: the commit training it
     bf16 = use_bf16(config, dev)
-    model = new_model(config).to(dev)
+    model = initial_model(config).to(dev)
     if precision == "fp64":
         model = model.double()  # before resuming: a saved fp64 state loads as fp64
     optimizer = make_optimizer(model, config)

@@ -53,8 +53,9 @@ from assignadd_core.config import RunConfig
 from assignadd_core.data import TrainStream
 from assignadd_core.evaluation import pool_accuracies
 from assignadd_core.measures import all_measures
+from assignadd_core.model import initial_model
 from assignadd_core.stacked import Stack, StackedStep
-from assignadd_core.trainer import TrainingStep, make_optimizer, native_bf16, new_model, train_step
+from assignadd_core.trainer import TrainingStep, make_optimizer, native_bf16, train_step
 
 POLICIES = ("default", "PASSIVE", "ACTIVE")  # "default": OMP_WAIT_POLICY unset
 # What a duration is: wall time, or this process's CPU time (all its threads), which other processes
@@ -101,7 +102,7 @@ def time_it(fn, reps: int) -> float:
 
 def paper_step_setup():
     config = RunConfig()
-    model = new_model(config)
+    model = initial_model(config)
     optimizer = make_optimizer(model, config)
     stream = TrainStream(config.task, config.train.batch_size, config.train.seed)
     tokens, answers = stream.batch(1)
@@ -115,7 +116,7 @@ def paper_step_setup():
 def compiled_step_ms(config: RunConfig, reps: int, k: int | None) -> tuple[float, float]:
     """(ms per step, seconds to compile) of the compiled fused step (k None) or of k runs stacked and compiled."""
     cpu = torch.device("cpu")
-    models = [new_model(config.replace(seed=seed)) for seed in range(42, 42 + (k or 1))]
+    models = [initial_model(config.replace(seed=seed)) for seed in range(42, 42 + (k or 1))]
     batches = [TrainStream(config.task, config.train.batch_size, seed).batch(1) for seed in range(42, 42 + (k or 1))]
     if k is None:
         step = TrainingStep(models[0], make_optimizer(models[0], config), config, cpu, False, compiled=True)

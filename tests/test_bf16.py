@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from assignadd_core import trainer
 from assignadd_core.config import RunConfig
 from assignadd_core.data import TrainStream
+from assignadd_core.model import initial_model
 
 from test_trainer import final_weights, interrupt_at
 
@@ -16,7 +17,7 @@ CPU = torch.device("cpu")
 
 
 def test_autocast_context_computes_in_bf16_only_when_asked(tiny_config):
-    model = trainer.new_model(tiny_config)
+    model = initial_model(tiny_config)
     tokens, _ = TrainStream(tiny_config.task, 8, 0).batch(1)
     with trainer.autocast_context(tiny_config.replace(bf16=True), CPU):
         assert model.fused_logits(tokens).dtype == torch.bfloat16
@@ -43,7 +44,7 @@ def relative_errors(model, tokens, answers, path: str) -> tuple[float, float]:
 
 def test_fused_bf16_error_is_that_of_the_full_forward():
     config = RunConfig()  # the paper's model: bf16 rounding at its real width
-    model = trainer.new_model(config)
+    model = initial_model(config)
     tokens, answers = TrainStream(config.task, 256, 0).batch(1)
     fused, full = relative_errors(model, tokens, answers, "fused"), relative_errors(model, tokens, answers, "full")
     assert 1e-4 < fused[0] and 1e-4 < fused[1]  # bf16 did something

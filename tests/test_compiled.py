@@ -11,6 +11,7 @@ import torch
 from assignadd_core import trainer
 from assignadd_core.config import ConfigError, RunConfig
 from assignadd_core.data import TrainStream
+from assignadd_core.model import initial_model
 from assignadd_core.run_folder import Run
 from assignadd_core.sweep import SWEEPS
 from assignadd_core.sweep.grid import FACTORIAL_SEEDS
@@ -29,7 +30,7 @@ def loss_and_grads(model, loss_fn, tokens, answers):
 
 
 def test_compiled_loss_and_gradients_match_eager_within_bounds(tiny_config):
-    model = trainer.new_model(tiny_config)
+    model = initial_model(tiny_config)
     optimizer = trainer.make_optimizer(model, tiny_config)
     cpu = torch.device("cpu")
     step = trainer.TrainingStep(model, optimizer, tiny_config, cpu, bf16=False, compiled=True)
@@ -124,13 +125,13 @@ def test_every_committed_config_keeps_its_hash():
 
 
 def test_init_seed_moves_the_weights_and_data_seed_the_stream(tiny_config):
-    base = trainer.new_model(tiny_config).state_dict()
-    other_data = trainer.new_model(tiny_config.replace(data_seed=99)).state_dict()
-    other_init = trainer.new_model(tiny_config.replace(init_seed=99)).state_dict()
+    base = initial_model(tiny_config).state_dict()
+    other_data = initial_model(tiny_config.replace(data_seed=99)).state_dict()
+    other_init = initial_model(tiny_config.replace(init_seed=99)).state_dict()
     assert all(torch.equal(base[n], other_data[n]) for n in base)
     assert not torch.equal(base["embed.W_E"], other_init["embed.W_E"])
     reseeded = tiny_config.replace(seed=99)
-    assert torch.equal(trainer.new_model(reseeded).state_dict()["embed.W_E"], other_init["embed.W_E"])
+    assert torch.equal(initial_model(reseeded).state_dict()["embed.W_E"], other_init["embed.W_E"])
 
 
 def test_factorial_cells_cross_initializations_with_data_orders():
@@ -165,7 +166,7 @@ def test_at_the_papers_size_the_compiled_step_differs_from_eager_by_rounding_onl
     """The paper-size model at its initial weights: the compiled gradient is the eager one up to fp32 rounding (seed
     58's checkpoints measure 3e-7 to 4e-7 relative, chapter 4), far below any difference a wrong kernel would make."""
     config = trainer.RunConfig()
-    model = trainer.new_model(config)
+    model = initial_model(config)
     cpu = torch.device("cpu")
     tokens, answers = TrainStream(config.task, config.train.batch_size, seed=58).batch(1)
     eager_loss = lambda t, a: trainer.fused_loss(model, t, a, config, cpu)  # noqa: E731

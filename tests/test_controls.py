@@ -127,8 +127,8 @@ def test_frequencies_for_share():
 
 
 def test_fourier_null_shapes_and_order(tiny_config):
-    from assignadd_core.trainer import new_model
-    model = new_model(tiny_config).eval()
+    from assignadd_core.model import initial_model
+    model = initial_model(tiny_config).eval()
     out = controls.fourier_null(model, n_untrained=2, n_shuffles=5)
     assert len(out["untrained"]) == 2 and len(out["shuffled"]) == 5
     assert min(out["untrained"] + out["shuffled"]) <= out["null_q99"] <= out["null_max"]

@@ -9,7 +9,7 @@ import torch
 import handbuilt
 from assignadd_core.analysis import circuits, diagnostics
 from assignadd_core.data import Vocab, eval_pools
-from assignadd_core.trainer import new_model
+from assignadd_core.model import initial_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -20,7 +20,7 @@ def solver():
 
 
 def test_decomposition_adds_up_to_the_score(solver, tiny_config):
-    for model in (solver, new_model(tiny_config)):
+    for model in (solver, initial_model(tiny_config)):
         parts = diagnostics.eq_query_decomposition(model)
         total = sum(parts.values())
         assert torch.allclose(total, circuits.eq_to_variable_scores(model), atol=1e-5)
@@ -43,7 +43,7 @@ def test_solver_layer1_ov_copies_variables_and_ignores_numbers(solver):
 
 
 def test_pca_finds_a_planted_circle(tiny_config):
-    model = new_model(tiny_config)
+    model = initial_model(tiny_config)
     n, d = tiny_config.task.modulus, tiny_config.model.d_model
     angle = 2 * torch.pi * 2 * torch.arange(n) / n  # frequency 2
     with torch.no_grad():
@@ -75,7 +75,7 @@ def planted_embeddings(n, d, amplitudes, noise, seed=0):
 
 
 def test_fourier_plane_finds_the_planted_frequency_and_not_another(tiny_config):
-    model = new_model(tiny_config)
+    model = initial_model(tiny_config)
     n = 59
     e = planted_embeddings(n, 16, {2: 3.0}, noise=0.05)  # d < N: a plane of noise cannot fit every number
     at_2 = diagnostics.fourier_plane(model, 2, e)
@@ -93,14 +93,14 @@ def test_fourier_plane_finds_the_planted_frequency_and_not_another(tiny_config):
 
 def test_variance_share_is_the_frequency_power(tiny_config):
     """Two planted frequencies with amplitudes 3 : 1 (power 9 : 1): each plane holds its share."""
-    model = new_model(tiny_config)
+    model = initial_model(tiny_config)
     e = planted_embeddings(59, 128, {2: 3.0, 5: 1.0}, noise=0.0)
     shares = [diagnostics.fourier_plane(model, k, e)["variance_share"] for k in (2, 5, 9)]
     assert shares == pytest.approx([0.9, 0.1, 0.0], abs=0.01)
 
 
 def test_fourier_plane_rejects_a_frequency_out_of_range(tiny_config):
-    model = new_model(tiny_config)
+    model = initial_model(tiny_config)
     with pytest.raises(ValueError, match="frequency k must be in 1.."):
         diagnostics.fourier_plane(model, 0)
     with pytest.raises(ValueError, match="frequency k must be in 1.."):
@@ -108,7 +108,7 @@ def test_fourier_plane_rejects_a_frequency_out_of_range(tiny_config):
 
 
 def test_shuffled_null_is_far_below_a_planted_circle(paper_config):
-    model = new_model(paper_config)
+    model = initial_model(paper_config)
     n, d = paper_config.task.modulus, paper_config.model.d_model
     with torch.no_grad():
         model.W_E[:n] = torch.tensor(planted_embeddings(n, d, {2: 3.0}, noise=0.05), dtype=model.W_E.dtype)

@@ -1,14 +1,16 @@
-"""Generalization breakdowns: per-sequence tables, union parts, variable × side, residues, over training."""
+"""Generalization breakdowns: per-sequence tables, union parts, variable × side, residues, over training
+(the `restricted_by_side` quantity through `series`)."""
 import pandas as pd
 import pytest
 import torch
 
 from assignadd_core.analysis import generalization as gen
 from assignadd_core.config import RunConfig
-from assignadd_core.data import eval_pools, exact_sets, make_split
+from assignadd_core.data import VAR_RESTRICTED, eval_pools, exact_sets, make_split
 from assignadd_core.checkpoint import save_model
 from assignadd_core.model import AssignAddTransformer
-from assignadd_core.runs import Run
+from assignadd_core.run_folder import Run
+from assignadd_core.series import series
 
 import handbuilt
 
@@ -83,12 +85,12 @@ def fake_run(path, steps=(1, 61, 120)):
     return run
 
 
-def test_restricted_over_training_on_a_run(tmp_path):
+def test_restricted_by_side_over_a_run(tmp_path):
     run = fake_run(tmp_path / "tiny")
     steps = run.checkpoint_steps()
     assert steps == [1, 61, 120]
-    pools = {name: eval_pools(TINY.task)[name] for name in ("1var_var_restricted", "2var_var_restricted_1")}
-    long = gen.restricted_over_training(run, steps, pools)
+    pools = {name: eval_pools(TINY.task)[name] for name in VAR_RESTRICTED}
+    long = gen.restricted_long(series(run, "restricted_by_side", steps), TINY.task)
     assert set(long["step"]) == set(steps) and set(long["pool"]) == set(pools)
     assert long["accuracy"].between(0, 1).all()
     # every forbidden operand of the pools is counted once per step
@@ -137,7 +139,7 @@ def test_evaluate_table_on_a_model_of_known_accuracy():
     assert 0 < table["correct"].mean() < 1
 
 
-def test_restricted_over_training_reads_each_checkpoint(tmp_path):
+def test_restricted_by_side_reads_each_checkpoint(tmp_path):
     """Checkpoint 1 is the rigged solver (wrong on n1 = n2), checkpoint 2 the solver, the final model a
     random one: each step's breakdown is that checkpoint's."""
     run = Run(tmp_path / "handbuilt")
@@ -148,8 +150,8 @@ def test_restricted_over_training_reads_each_checkpoint(tmp_path):
     save_model(handbuilt.exact_model(), run.checkpoint_path(2))
     torch.manual_seed(0)
     save_model(AssignAddTransformer(handbuilt.CONFIG), run.model_path)
-    pools = {name: eval_pools(handbuilt.CONFIG.task)[name] for name in ("1var_var_restricted", "2var_var_restricted_1")}
-    long = gen.restricted_over_training(run, [1, 2], pools)
+    pools = {name: eval_pools(handbuilt.CONFIG.task)[name] for name in VAR_RESTRICTED}
+    long = gen.restricted_long(series(run, "restricted_by_side", [1, 2]), handbuilt.CONFIG.task)
     assert list(long.index) == list(range(len(long)))  # one plain index over every step and pool
     long = long.set_index(["step", "pool", "variable", "side"])
     for name, batch in pools.items():
@@ -161,6 +163,8 @@ def test_restricted_over_training_reads_each_checkpoint(tmp_path):
             assert long.loc[(1, name, variable, side), "accuracy"] == pytest.approx(row["accuracy"])
             assert long.loc[(2, name, variable, side), "accuracy"] == 1.0
             assert long.loc[(1, name, variable, side), "n"] == row["n"]
+            assert long.loc[(1, name, variable, side), "errors"] == row["errors"]
+        assert long.loc[(1, name)].index.tolist() == expected.index.tolist()  # the combinations the pool holds
 
 
 def test_operand_rows_and_the_breakdowns_have_a_plain_index_and_both_sides():

@@ -18,7 +18,7 @@ from assignadd_core import trainer
 from assignadd_core.cli import main
 from assignadd_core.config import RunConfig
 from assignadd_core.locks import BusyError, exclusive, holder_path
-from assignadd_core.runs import Run
+from assignadd_core.run_folder import Run
 from assignadd_core.sweep import Sweep, read_records, results_path, run_sweep
 from tiny import TINY
 

@@ -9,7 +9,8 @@ import torch
 from assignadd_core import trainer
 from assignadd_core.config import ConfigError
 from assignadd_core.data import TrainStream
-from assignadd_core.runs import Run
+from assignadd_core.model import initial_model
+from assignadd_core.run_folder import Run
 from test_trainer import assert_same_weights, final_weights, interrupt_at, metric_rows
 from tiny import torch_threads
 
@@ -23,7 +24,7 @@ def test_stage_settings_are_parsed_and_refused_in_one_line():
 
 
 def test_the_staged_loss_uncompiled_is_the_fused_loss(tiny_config):
-    model = trainer.new_model(tiny_config)
+    model = initial_model(tiny_config)
     tokens, answers = TrainStream(tiny_config.task, 32, 1).batch(1)
     staged = trainer.StagedLoss(model, tiny_config, torch.device("cpu"), False, ())
     assert torch.equal(staged(tokens, answers), trainer.fused_loss(model, tokens, answers, tiny_config,

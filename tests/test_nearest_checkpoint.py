@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from assignadd_core.checkpoint import CheckpointError
-from assignadd_core.runs import Run
+from assignadd_core.run_folder import Run
 
 
 @pytest.fixture()

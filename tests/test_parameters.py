@@ -152,3 +152,18 @@ def test_strings_are_only_parsed_for_list_tuple_and_dict_parameters(injected):
             check_injected(injected, namespace)
     else:
         assert check_injected(injected, namespace)["label"] == "[1]" and namespace["label"] == "[1]"
+
+
+def test_a_parameter_left_at_none_takes_the_study_profiles_value():
+    from assignadd_core.study import paper, seed_range
+    main = paper()["runs"]["main"]["name"]
+    mains = [f"seed{s}" for s in seed_range(paper()["runs"]["seeds"])]
+    namespace = {"run": None, "runs": None, "device": None}
+    values = check_parameters(["run = None\nruns = None\ndevice = None", "P = 1"], namespace)
+    assert values == {"run": main, "runs": mains, "device": None}  # device is not a study parameter: stays None
+    assert namespace["run"] == main and namespace["runs"] == mains, "the chapter must see the profile's values"
+    namespace = {"run": None, "runs": '["seed7"]'}  # a reader's value wins, parsed to the profile value's type
+    values = check_parameters(["run = None\nruns = None", "# Parameters\nruns = '[\"seed7\"]'\n", "P = 1"], namespace)
+    assert values == {"run": main, "runs": ["seed7"]} and namespace["runs"] == ["seed7"]
+    with pytest.raises(ParameterError, match="parameter 'runs' should be a list"):
+        check_parameters(["runs = None", "# Parameters\nruns = 'seed7'\n", "P = 1"], {"runs": "seed7"})

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from assignadd_core import per_seed
+from assignadd_core.data import VAR_RESTRICTED
 from assignadd_core.model import initial_model
 from assignadd_core.verdicts import NOT_REPRODUCED, PARTLY, REPRODUCED
 from handbuilt import CONFIG, exact_model
@@ -51,7 +52,7 @@ def test_c6_and_c7_pass_on_our_committed_main_run(claim):
 
 def test_seed_claims_table_has_one_row_per_run(tiny_run):
     verdicts_, table = per_seed.seed_claims("C3", {"a": tiny_run})
-    assert list(table.index) == ["a"] and list(table.columns) == list(per_seed.RESTRICTED)
+    assert list(table.index) == ["a"] and list(table.columns) == list(VAR_RESTRICTED)
     assert verdicts_["a"].verdict in (REPRODUCED, PARTLY, NOT_REPRODUCED)
     with pytest.raises(KeyError, match="not a claim about one final model"):
         per_seed.numbers("C8", tiny_run)

@@ -8,7 +8,8 @@ import torch
 
 from assignadd_core import perturb, trainer
 from assignadd_core.config import ConfigError, RunConfig
-from assignadd_core.runs import Run
+from assignadd_core.model import initial_model
+from assignadd_core.run_folder import Run
 from test_trainer import assert_same_weights, final_weights, interrupt_at, metric_rows
 
 SEED42_HASH = "35c0d33b9461"  # the committed seed42's config hash, from before these fields existed
@@ -44,11 +45,11 @@ def test_bad_perturbation_settings_are_refused_in_one_line(overrides, message):
 
 
 def test_the_nudge_has_the_stated_relative_size_and_its_own_seed(tiny_config):
-    base = trainer.new_model(tiny_config).state_dict()
+    base = initial_model(tiny_config).state_dict()
     nudged = {}
     for seed in (1, 2):
         config = tiny_config.replace(jitter=1e-3, perturb_seed=seed)
-        model = trainer.new_model(config)
+        model = initial_model(config)
         perturb.nudge(model, config)
         nudged[seed] = model.state_dict()
     for name, weight in base.items():
@@ -56,7 +57,7 @@ def test_the_nudge_has_the_stated_relative_size_and_its_own_seed(tiny_config):
             relative = (nudged[seed][name] - weight).std() / weight.std()
             assert 0.6e-3 < float(relative) < 1.4e-3, (name, float(relative))
         assert not torch.equal(nudged[1][name], nudged[2][name])  # two jitter seeds, two replicates
-    again = trainer.new_model(tiny_config.replace(jitter=1e-3, perturb_seed=1))
+    again = initial_model(tiny_config.replace(jitter=1e-3, perturb_seed=1))
     perturb.nudge(again, tiny_config.replace(jitter=1e-3, perturb_seed=1))
     assert_same_weights(again.state_dict(), nudged[1])  # a pure function of the config
 

@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 
 from assignadd_core.data import POOL_NAMES
-from assignadd_core.runs import DEFAULT_ROOT, Run
+from assignadd_core.run_folder import DEFAULT_ROOT, Run
 from assignadd_core.trainer import train
 
 COMMITTED = Run(DEFAULT_ROOT / "seed42")

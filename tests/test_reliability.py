@@ -2,6 +2,7 @@
 import pytest
 
 from assignadd_core.analysis import reliability
+from assignadd_core.runs import seed_runs
 from test_phases import synthetic
 
 
@@ -65,16 +66,16 @@ def test_seed_runs_lists_missing_runs_and_never_trains_unless_asked(tmp_path, de
     from assignadd_core.config import ConfigError
     from tiny import TINY
     overrides = {k: v for k, v in TINY.items() if k != "steps"}
-    runs, missing = reliability.seed_runs(["a", "b"], [1, 2], 20, overrides, root=tmp_path)
+    runs, missing = seed_runs(["a", "b"], [1, 2], 20, overrides, root=tmp_path)
     assert runs == {} and missing == ["a", "b"] and not any(tmp_path.iterdir())
-    runs, missing = reliability.seed_runs(["a"], [1], 20, overrides, train_missing=True, root=tmp_path)
+    runs, missing = seed_runs(["a"], [1], 20, overrides, train_missing=True, root=tmp_path)
     assert list(runs) == ["a"] and missing == []
-    runs, missing = reliability.seed_runs(["a", "b"], [1, 2], 20, overrides, root=tmp_path)
+    runs, missing = seed_runs(["a", "b"], [1, 2], 20, overrides, root=tmp_path)
     assert list(runs) == ["a"] and missing == ["b"]
     # a run with the same name but other settings is not this config's run
-    assert reliability.seed_runs(["a"], [1], 30, overrides, root=tmp_path) == ({}, ["a"])
+    assert seed_runs(["a"], [1], 30, overrides, root=tmp_path) == ({}, ["a"])
     with pytest.raises(ConfigError):
-        reliability.seed_runs(["a", "b"], [1], 20, overrides, root=tmp_path)
+        seed_runs(["a", "b"], [1], 20, overrides, root=tmp_path)
 
 
 # ---------------------------------------------------------------------------- edge cases and exact values
@@ -159,7 +160,7 @@ def test_seed_runs_give_each_run_its_seed_steps_and_settings(tmp_path, default_r
     overrides = {k: v for k, v in TINY.items() if k != "steps"}
     config = RunConfig().replace(seed=3, steps=20, **overrides)
     root = tmp_path / "mine"
-    assert reliability.finished_run("x", config, root=root) is None and not root.exists()
+    assert runs_module.finished_run("x", config, root=root) is None and not root.exists()
     calls = []
     real = runs_module.train_or_load
 
@@ -168,16 +169,16 @@ def test_seed_runs_give_each_run_its_seed_steps_and_settings(tmp_path, default_r
         return real(*args, **kwargs)
 
     monkeypatch.setattr(runs_module, "train_or_load", recording)
-    run = reliability.finished_run("x", config, train_missing=True, root=root)
+    run = runs_module.finished_run("x", config, train_missing=True, root=root)
     assert run.config == config and run.path.parent == root
     assert calls == [{"name": "x", "device": "cpu", "root": root}]  # on the CPU, with the default progress bar
-    assert reliability.finished_run("x", config, train_missing=True, device="meta", root=root) is not None
+    assert runs_module.finished_run("x", config, train_missing=True, device="meta", root=root) is not None
     assert calls[-1]["device"] == "meta"  # the device is passed on (the run is finished: nothing trains)
-    runs, missing = reliability.seed_runs(["x"], [3], 20, overrides, root=root)
+    runs, missing = seed_runs(["x"], [3], 20, overrides, root=root)
     assert missing == [] and runs["x"].config == config
     assert not default_root.exists()
     with pytest.raises(ConfigError, match=r"^runs and seeds must be non-empty lists of the same length, got \[\] and \[\]$"):
-        reliability.seed_runs([], [], 20, overrides, root=tmp_path)
+        seed_runs([], [], 20, overrides, root=tmp_path)
 
 
 def test_eq_attention_by_query_on_the_exact_solver_and_a_rigged_head():

@@ -8,6 +8,11 @@ import pytest
 import torch
 
 from assignadd_core import quantities, series
+from assignadd_core.analysis import circuits, diagnostics
+from assignadd_core.analysis import generalization as gen
+from assignadd_core.config import RunConfig
+from assignadd_core.data import VAR_RESTRICTED, eval_pools
+from assignadd_core.model import AssignAddTransformer
 from assignadd_core.quantities import QUANTITIES, Quantity
 from assignadd_core.run_folder import Run
 
@@ -150,3 +155,51 @@ def test_every_quantity_has_columns_and_a_positive_version():
     for name, q in quantities.QUANTITIES.items():
         assert q.name == name and q.version >= 1 and q.columns and len(set(q.columns)) == len(q.columns)
     assert set(quantities.LOGGED_VERSIONS) == {"pools", "measures", "probe"}
+
+
+@pytest.mark.parametrize("name, size", [("restricted_by_side", 3 * 2 * 3), ("eq_variable_scores", 5 * 4 * 2)])
+def test_the_chapters_quantities_take_their_columns_from_the_task(name, size, tiny_config):
+    """3 var-restricted pools x 2 forbidden (variable, side) x 3 statistics; 5 tables x 4 variables x 2 sides."""
+    q = QUANTITIES[name]
+    assert q.columns_for(RunConfig()) == q.columns
+    values = q.compute(AssignAddTransformer(tiny_config).eval(), 0)
+    assert list(values) == list(q.columns_for(tiny_config)) and len(values) == size
+
+
+def test_tables_rebuilt_from_the_cache_are_the_models_own(run):
+    """What the chapters read back through `series` (a second call: from the file) equals, number for number, what
+    they computed on the checkpoint before: the var-restricted breakdown, the scores from `=`, the circuit maps."""
+    task, model = run.config.task, run.load_model(11).eval()
+    for name in ("restricted_by_side", "eq_variable_scores", "circuit_maps"):
+        series.series(run, name, [11])
+    read = {name: series.series(run, name, [11], say=lambda m: pytest.fail(m))
+            for name in ("restricted_by_side", "eq_variable_scores", "circuit_maps")}
+    expected = []
+    for pool in VAR_RESTRICTED:
+        rows = gen.operand_rows(gen.evaluate_table(model, eval_pools(task)[pool]))
+        table = gen.accuracy_by(rows[rows["forbidden"]], ["variable", "side"]).reset_index()
+        expected.append(table.assign(step=11, pool=pool))
+    expected = pd.concat(expected, ignore_index=True)[["step", "pool", "variable", "side", "accuracy", "n", "errors"]]
+    pd.testing.assert_frame_equal(gen.restricted_long(read["restricted_by_side"], task), expected)
+    with torch.no_grad():
+        tables = circuits.eq_score_tables(read["eq_variable_scores"].iloc[0], task)
+        assert torch.equal(tables["score"], circuits.eq_to_variable_scores(model))
+        for part, values in diagnostics.eq_query_decomposition(model).items():
+            assert torch.equal(tables[part], values)
+        maps = circuits.circuit_maps_of(read["circuit_maps"].iloc[0], task)
+        assert torch.equal(maps["qk"], circuits.variable_qk_map(model))
+        example = circuits.example_batch(task)[3:4].tokens
+        assert torch.equal(maps["l1"], circuits.attention_patterns(model, example)[0, 0])
+
+
+def test_a_combination_a_pool_lacks_has_no_row(tiny_config):
+    """n = 0 (accuracy NaN) in the quantity: no row in the long table, as the group-by gives none."""
+    task = tiny_config.task
+    columns = quantities.get_quantity("restricted_by_side").columns_for(tiny_config)
+    frame = pd.DataFrame([[1.0] * len(columns)], columns=list(columns), index=pd.Index([5], name="step"))
+    pool, (variable, side) = VAR_RESTRICTED[0], gen.forbidden_operands(task)[0]
+    frame[gen.restricted_column(pool, variable, side, "n")] = 0.0
+    frame[gen.restricted_column(pool, variable, side, "accuracy")] = float("nan")
+    long = gen.restricted_long(frame, task)
+    assert len(long) == len(VAR_RESTRICTED) * len(gen.forbidden_operands(task)) - 1
+    assert not ((long["pool"] == pool) & (long["variable"] == variable) & (long["side"] == side)).any()

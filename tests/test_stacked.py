@@ -13,7 +13,8 @@ from assignadd_core.cli import main
 from assignadd_core.config import ConfigError
 from assignadd_core.data import TrainStream
 from assignadd_core.locks import BusyError
-from assignadd_core.runs import Run
+from assignadd_core.model import initial_model
+from assignadd_core.run_folder import Run
 from assignadd_core.sweep import Sweep, read_records, results_path, run_sweep
 from test_compiled import GRADIENT_TOLERANCE, LOGIT_TOLERANCE
 from tiny import TINY
@@ -169,7 +170,7 @@ def test_the_device_flows_through_and_a_missing_gpu_is_refused_up_front(tiny_con
 def test_compiled_stack_matches_eager_within_bounds_and_falls_back_in_one_line(tiny_config, tmp_path, monkeypatch,
                                                                              capsys):
     configs = three(tiny_config)
-    models = [trainer.new_model(c) for c in configs]
+    models = [initial_model(c) for c in configs]
     stack = stacked.Stack(models, tiny_config, torch.device("cpu"), False)
     batches = [TrainStream(c.task, c.train.batch_size, c.train.stream_seed).batch(1) for c in configs]
     tokens, answers = torch.stack([t for t, _ in batches]), torch.stack([a for _, a in batches])

@@ -9,6 +9,7 @@ import torch
 
 from assignadd_core import steer, trainer
 from assignadd_core.config import ConfigError, RunConfig
+from assignadd_core.model import initial_model
 from test_perturb import SEED42_HASH, assert_resumes_to
 from test_trainer import final_weights, metric_rows
 
@@ -16,7 +17,7 @@ from test_trainer import final_weights, metric_rows
 def one_step(config: RunConfig):
     """A model after one AdamW step, with W_QK2 from before the step (what `steer.steer` is handed)."""
     torch.manual_seed(0)
-    model = trainer.new_model(config)
+    model = initial_model(config)
     optimizer = trainer.make_optimizer(model, config)
     tokens = torch.randint(0, config.task.modulus, (8, 16))
     answers = torch.randint(0, config.task.modulus, (8,))

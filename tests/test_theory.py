@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from assignadd_core.analysis import theory
+from assignadd_core.checkpoint import CheckpointError
 from assignadd_core.data import TrainStream
 from assignadd_core.model import AssignAddTransformer
 
@@ -94,7 +95,7 @@ def test_gradient_identity_statistics_are_what_they_say(model):
 def fake_run(path, config, seeds):
     """A run folder holding untrained checkpoints (one seed each) at steps 1, 11, 21, ..."""
     from assignadd_core.checkpoint import save_model
-    from assignadd_core.runs import Run
+    from assignadd_core.run_folder import Run
     run = Run(path)
     run.checkpoint_dir.mkdir(parents=True)
     run.config_path.write_text(config.to_json())
@@ -106,16 +107,17 @@ def fake_run(path, config, seeds):
     return run, steps
 
 
-def test_gradient_identity_table_rows_are_each_checkpoints(tiny_config, tmp_path):
+def test_gradient_table_rows_are_each_checkpoints(tiny_config, tmp_path):
     from assignadd_core.analysis.controls import whitened_contrast
+    from assignadd_core.gradient_table import gradient_table
+    from assignadd_core.quantities import THEORY_BATCHES
     run, steps = fake_run(tmp_path / "fake", tiny_config, seeds=(11, 12, 13))
-    table = theory.gradient_identity_table(run, steps, n_batches=1)
-    assert table["step"].tolist() == steps
-    assert (table["config_hash"] == tiny_config.hash()).all() and (table["n_batches"] == 1).all()
+    table = gradient_table(run, steps)
+    assert table["step"].tolist() == steps and (table["n_batches"] == THEORY_BATCHES).all()
     n = tiny_config.task.n_vars
     for i, step in enumerate(steps):
         model = run.load_model(step)
-        out = theory.gradient_identity(model, step, n_batches=1)
+        out = theory.gradient_identity(model, step, n_batches=THEORY_BATCHES)
         for column in theory.STAT_COLUMNS:
             assert table.loc[i, column] == pytest.approx(out[column], rel=1e-6, abs=1e-9), (step, column)
         assert torch.allclose(theory.maps_from_table(table)[i].float(), out["G"], atol=1e-6)
@@ -130,24 +132,34 @@ def test_gradient_identity_table_rows_are_each_checkpoints(tiny_config, tmp_path
     assert theory.maps_from_table(table).shape == (3, n, n)
 
 
-def test_read_cache_refuses_a_table_of_another_config(tiny_config, tmp_path):
-    run, steps = fake_run(tmp_path / "fake", tiny_config, seeds=(1,))
-    path = theory.write_cache(run, steps, n_batches=1, root=tmp_path)
-    assert theory.read_cache(run, root=tmp_path)["step"].tolist() == steps
-    other = tiny_config.replace(seed=tiny_config.train.seed + 1)
+def test_the_table_is_read_back_once_its_checkpoints_are_gone(tiny_config, tmp_path):
+    from assignadd_core.gradient_table import cached_gradient_steps, gradient_table
+    run, steps = fake_run(tmp_path / "fake", tiny_config, seeds=(21, 22))
+    first = gradient_table(run, steps)
+    for step in steps:
+        run.checkpoint_path(step).unlink()
+    assert cached_gradient_steps(run) == steps
+    again = gradient_table(run, steps)
+    assert again.equals(first)
+    other = tiny_config.replace(seed=tiny_config.train.seed + 1)  # values of another run are never read
     run.config_path.write_text(other.to_json())
-    assert path.is_file() and theory.read_cache(run, root=tmp_path) is None
+    with pytest.raises(CheckpointError, match="no weights"):
+        gradient_table(type(run)(run.path), steps)
 
 
-def test_cache_round_trip(tiny_run, tmp_path):
-    steps = tiny_run.checkpoint_steps()[:2]
-    path = theory.write_cache(tiny_run, steps, n_batches=1, root=tmp_path)
-    assert path.is_file()
-    table = theory.read_cache(tiny_run, root=tmp_path)
-    assert table["step"].tolist() == steps
-    fresh = theory.gradient_identity(tiny_run.load_model(steps[1]), steps[1], n_batches=1)
-    assert table.loc[1, "grad_contrast"] == pytest.approx(fresh["grad_contrast"], rel=1e-5)
-    assert theory.read_cache(tiny_run, root=tmp_path / "elsewhere") is None
+def test_values_computed_before_fingerprints_are_read_only_where_weights_are_gone(tiny_config, tmp_path):
+    from assignadd_core import series as cache
+    run, steps = fake_run(tmp_path / "fake", tiny_config, seeds=(31, 32))
+    old = cache.series(run, "qk2_update", [tuple(steps)])
+    old.loc[steps[0], "update_white_contrast"] += 1.0  # mark the recorded value
+    assert cache.record_unfingerprinted(run, "qk2_update", old.assign(to=steps[1])) == 1
+    fresh = cache.series(run, "qk2_update", [tuple(steps)])  # weights on disk: their own value
+    assert fresh.iloc[0, 0] == pytest.approx(old.iloc[0, 0] - 1.0)
+    assert cache.recorded(run, "qk2_update", [tuple(steps)]).iloc[0, 0] == pytest.approx(old.iloc[0, 0])
+    run.checkpoint_path(steps[1]).unlink()  # weights gone: the value with a fingerprint is read, not the older one
+    assert cache.series(run, "qk2_update", [tuple(steps)]).iloc[0, 0] == pytest.approx(fresh.iloc[0, 0])
+    with pytest.raises(ValueError, match="pairs"):
+        cache.series(run, "qk2_update", steps)
 
 
 def test_c10_summary_windows():

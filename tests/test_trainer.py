@@ -15,7 +15,9 @@ from assignadd_core.config import ConfigError
 from assignadd_core.data import EXACT_NAMES, POOL_NAMES
 from assignadd_core.evaluation import evaluate
 from assignadd_core.measures import MEASURE_NAMES
-from assignadd_core.runs import Run, train_or_load
+from assignadd_core.model import initial_model
+from assignadd_core.run_folder import Run
+from assignadd_core.runs import train_or_load
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 EVAL_STEPS = [1, 11, 21, 30]  # steps 1, 1 + eval_every, ... and the last of 30
@@ -151,7 +153,7 @@ def test_resume_from_the_earlier_flat_format_matches_a_straight_run(tiny_config,
         trainer.train(tiny_config, path, progress=False)
     monkeypatch.undo()
     run = Run(path)
-    model = trainer.new_model(tiny_config)
+    model = initial_model(tiny_config)
     optimizer = trainer.make_optimizer(model, tiny_config)
     assert trainer.load_resume_state(run, model, optimizer)["step"] == 11
     write_flat_resume_state(run, model, optimizer)
@@ -170,7 +172,7 @@ def test_committed_flat_resume_state_loads():
     run = Run(Path(__file__).resolve().parent.parent / "runs" / "seed43")
     if not (run.resume_dir / "state.json").is_file():
         pytest.skip("runs/seed43/resume/ is absent")
-    model = trainer.new_model(run.config)
+    model = initial_model(run.config)
     optimizer = trainer.make_optimizer(model, run.config)
     info = trainer.load_resume_state(run, model, optimizer)
     assert info["step"] == run.config.train.steps

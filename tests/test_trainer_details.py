@@ -15,6 +15,7 @@ import torch
 
 from assignadd_core import trainer
 from assignadd_core.config import ConfigError
+from assignadd_core.model import initial_model
 from assignadd_core.run_folder import Run
 
 from test_trainer import interrupt_at
@@ -90,7 +91,7 @@ def test_autocast_context_uses_bf16_on_every_device(tiny_config):
 # ---------------------------------------------------------------------------- optimizer
 def test_optimizer_takes_every_setting_from_the_config(tiny_config):
     config = tiny_config.replace(lr=3e-3, beta1=0.8, beta2=0.95, eps=1e-6, weight_decay=0.1)
-    model = trainer.new_model(config)
+    model = initial_model(config)
     group = trainer.make_optimizer(model, config).param_groups[0]
     assert (group["lr"], group["betas"], group["eps"], group["weight_decay"]) == (3e-3, (0.8, 0.95), 1e-6, 0.1)
     assert len(group["params"]) == len(list(model.parameters()))

@@ -5,7 +5,9 @@
 * `variable_qk_map` (from `measures`): layer-2 scores between OV1-copied variable embeddings (unscaled);
   `identity_rows` reads measure 3 off it row by row.
 * `eq_to_variable_scores`: the layer-1 score from `=` to each variable sitting at the lhs / rhs
-  position, i.e. how strongly `=` copies each variable's identity (what the refinement phase fixes).
+  position, i.e. how strongly `=` copies each variable's identity (what the refinement phase fixes);
+  `eq_score_values` flattens it with its four parts for the `eq_variable_scores` quantity, `eq_score_tables`
+  and `circuit_maps_of` turn `series` rows back into tables.
 * `attention_patterns` / `example_batch`: both layers' patterns for one sequence per query type.
 Scores are pre-softmax and, except the variable map, include the 1/sqrt(d_head) scale, as the model
 computes them.
@@ -19,6 +21,7 @@ from ..data import QUERY_TYPE_NAMES, Batch, Vocab, eval_pools
 # The maps behind progress measures 2 and 3 and their row tests live with the measures (one definition each).
 from ..measures import identity_rows, positional_qk_map, previous_token_rows, variable_qk_map  # noqa: F401
 from ..model import AssignAddTransformer
+from .diagnostics import DECOMPOSITION_PARTS, eq_query_decomposition
 
 
 def diagonal_contrast(matrix: torch.Tensor) -> float:
@@ -43,6 +46,40 @@ def eq_to_variable_scores(model: AssignAddTransformer) -> torch.Tensor:
     keys = var_emb[:, None] + model.W_pos[list(task.operand_positions)][None]  # [v, side (lhs, rhs), d]
     qk = roles.bilinear(model, roles.COPY)
     return (keys @ (query @ qk)).cpu()  # score = x_query QK x_keyᵀ
+
+
+# The tables of the `eq_variable_scores` quantity, with the prefix of their columns: the score and its four parts.
+EQ_TABLES = dict(zip(("score", *DECOMPOSITION_PARTS), ("score", "tt", "tp", "pt", "pp")))
+
+
+def eq_score_columns(task) -> tuple[str, ...]:
+    """The values of `eq_score_values`: the cells [variable, side] of each of `EQ_TABLES`."""
+    return tuple(f"{prefix}_{v}_{s}" for prefix in EQ_TABLES.values() for v in range(task.n_vars) for s in range(2))
+
+
+@torch.no_grad()
+def eq_score_values(model: AssignAddTransformer) -> dict[str, float]:
+    """`eq_to_variable_scores` and its four bilinear parts (`diagnostics.eq_query_decomposition`), flattened."""
+    tables = {"score": eq_to_variable_scores(model), **eq_query_decomposition(model)}
+    return {f"{EQ_TABLES[name]}_{v}_{s}": float(table[v, s]) for name, table in tables.items()
+            for v in range(table.shape[0]) for s in range(2)}
+
+
+def _cells(row, prefix: str, rows: int, cols: int) -> torch.Tensor:
+    """The cells `prefix_i_j` of a `series` row as a float32 tensor, the dtype they were computed in: the numbers
+    are the model's own."""
+    return torch.tensor([[row[f"{prefix}_{i}_{j}"] for j in range(cols)] for i in range(rows)], dtype=torch.float32)
+
+
+def eq_score_tables(row, task) -> dict[str, torch.Tensor]:
+    """A row of `series(run, "eq_variable_scores", steps)` as {"score" or part name: [n_vars, 2]}."""
+    return {name: _cells(row, prefix, task.n_vars, 2) for name, prefix in EQ_TABLES.items()}
+
+
+def circuit_maps_of(row, task) -> dict[str, torch.Tensor]:
+    """A row of `series(run, "circuit_maps", steps)` as its two maps: "qk" the layer-2 variable QK map
+    [n_vars, n_vars], "l1" the copy head's pattern on the 2-var example [seq_len, seq_len]."""
+    return {"qk": _cells(row, "qk", task.n_vars, task.n_vars), "l1": _cells(row, "l1", task.seq_len, task.seq_len)}
 
 
 def example_batch(task, pools: dict[str, Batch] | None = None) -> Batch:

@@ -1,17 +1,19 @@
 """Where generalization succeeds and fails (claims C2, C3): accuracy on the exact sets and the pools
-broken down by operand variable and side, by the part of the 2-var union set, over training, and
-held-out pairs by residue class.
+broken down by operand variable and side, by the part of the 2-var union set, over training (the
+`restricted_by_side` quantity, read through `series`), and held-out pairs by residue class.
 
 Everything starts from a per-sequence table (`sequence_table`): what was asked and whether the
 model answered it; breakdowns are group-bys of it.
 """
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import torch
 
 from ..config import TaskConfig
-from ..data import Batch, make_split
+from ..data import VAR_RESTRICTED, Batch, eval_pools, make_split
 from ..evaluation import batch_correct
 from ..model import AssignAddTransformer
 
@@ -93,16 +95,49 @@ def residue_accuracy(table: pd.DataFrame, by: str = "answer") -> pd.DataFrame:
     return accuracy_by(table, by)
 
 
-def restricted_over_training(run, steps: list[int], pools: dict[str, Batch]) -> pd.DataFrame:
-    """For each checkpoint step: accuracy per (pool, variable, side) of the variable operands in a
-    position forbidden in training (the var-restricted pools), long format
-    [step, pool, variable, side, accuracy, n]."""
-    frames = []
-    for step in steps:
-        model = run.load_model(step)
-        for name, batch in pools.items():
-            long = operand_rows(evaluate_table(model, batch))
-            long = long[long["forbidden"]]
-            acc = accuracy_by(long, ["variable", "side"]).reset_index()
-            frames.append(acc.assign(step=step, pool=name))
-    return pd.concat(frames, ignore_index=True)[["step", "pool", "variable", "side", "accuracy", "n", "errors"]]
+RESTRICTED_STATS = ("accuracy", "n", "errors")
+
+
+def forbidden_operands(task: TaskConfig) -> list[tuple[str, str]]:
+    """(variable, side) of every operand position training never uses (right-only variables on the left,
+    left-only ones on the right), sorted as `accuracy_by` sorts its groups."""
+    split, names = make_split(task), task.var_names
+    return sorted([(names[v], "lhs") for v in split.left_forbidden_vars.tolist()]
+                  + [(names[v], "rhs") for v in split.right_forbidden_vars.tolist()])
+
+
+def restricted_column(pool: str, variable: str, side: str, stat: str) -> str:
+    return f"{pool} {variable} ({side}) {stat}"
+
+
+def restricted_columns(task: TaskConfig) -> tuple[str, ...]:
+    """The values of `restricted_by_side`: each var-restricted pool × forbidden (variable, side) × statistic."""
+    return tuple(restricted_column(pool, variable, side, stat) for pool in VAR_RESTRICTED
+                 for variable, side in forbidden_operands(task) for stat in RESTRICTED_STATS)
+
+
+def restricted_by_side(model: AssignAddTransformer) -> dict[str, float]:
+    """Accuracy, count and errors of the variable operands in a forbidden position, per var-restricted pool and
+    (variable, side) (`restricted_columns`); a combination a pool does not hold has n = 0 and accuracy NaN."""
+    task = model.config.task
+    out = {}
+    for pool in VAR_RESTRICTED:
+        long = operand_rows(evaluate_table(model, eval_pools(task)[pool]))
+        table = accuracy_by(long[long["forbidden"]], ["variable", "side"])
+        for variable, side in forbidden_operands(task):
+            held = (variable, side) in table.index
+            for stat in RESTRICTED_STATS:
+                value = table.loc[(variable, side), stat] if held else (math.nan if stat == "accuracy" else 0)
+                out[restricted_column(pool, variable, side, stat)] = float(value)
+    return out
+
+
+def restricted_long(frame: pd.DataFrame, task: TaskConfig) -> pd.DataFrame:
+    """A `series(run, "restricted_by_side", steps)` table as one row per step, pool and (variable, side) the pool
+    holds: [step, pool, variable, side, accuracy, n, errors], ordered by step, pool, variable and side."""
+    rows = [{"step": step, "pool": pool, "variable": variable, "side": side,
+             **{stat: values[restricted_column(pool, variable, side, stat)] for stat in RESTRICTED_STATS}}
+            for step, values in frame.iterrows() for pool in VAR_RESTRICTED
+            for variable, side in forbidden_operands(task)]
+    long = pd.DataFrame(rows, columns=["step", "pool", "variable", "side", *RESTRICTED_STATS])
+    return long[long["n"] > 0].astype({"step": int, "n": int, "errors": int}).reset_index(drop=True)

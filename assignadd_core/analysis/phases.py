@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..data import VAR_RESTRICTED
 from ..paper import JUMP_STEPS, REFINEMENT_STEPS, steps_text
 from ..verdicts import LEARNED_LEVEL
 
@@ -49,7 +50,6 @@ SUSTAIN = 5  # rows a crossing must hold
 FINAL_ROWS = 10
 END_TOLERANCE = 0.05
 PLATEAU_ROWS, PLATEAU_BAND = 10, 0.04
-VAR_RESTRICTED = ("1var_var_restricted", "2var_var_restricted_1", "2var_var_restricted_2")
 JUMP_SIGNAL = ("1var_train", "2var_train")
 PAPER_STEPS = {"jump": JUMP_STEPS.value, "refinement": REFINEMENT_STEPS.value}
 JUMP_RULE_HISTORY = (

@@ -16,33 +16,6 @@ from .phases import detect_phases
 TRANSITIONS = ("addition", "composition", "jump", "refinement_start", "refinement", "refinement_end")
 
 
-def finished_run(name: str, config, train_missing: bool = False, device: str = "cpu", root=None):
-    """The run `name` when it is finished with `config` (or trained now, with `train_missing`), else None."""
-    from ..run_folder import Run, run_path
-    from ..runs import train_or_load
-    if train_missing:
-        return train_or_load(config, name=name, device=device, root=root)  # with a progress bar
-    run = Run(run_path(name, root))
-    return run if run.is_complete() and run.config == config else None
-
-
-def seed_runs(names, seeds, steps: int, overrides: dict | None = None, train_missing: bool = False,
-              device: str = "cpu", root=None) -> tuple[dict, list[str]]:
-    """({name: finished Run}, [names not trained yet]) for one config over several seeds."""
-    from ..config import ConfigError, RunConfig
-    if len(names) != len(seeds) or not names:
-        raise ConfigError(f"runs and seeds must be non-empty lists of the same length, got {names} and {seeds}")
-    runs, missing = {}, []
-    for name, seed in zip(names, seeds):
-        config = RunConfig().replace(seed=seed, steps=steps, **(overrides or {}))
-        run = finished_run(name, config, train_missing, device, root)
-        if run is None:
-            missing.append(name)
-        else:
-            runs[name] = run
-    return runs, missing
-
-
 def phase_steps(metrics_by_run: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Detected steps per run (None where not found), plus `composed` (variable assignment learned by the end),
     `sharp_jump` (the detector found the jump), `all_three` (jump and final rise found) and the last step."""

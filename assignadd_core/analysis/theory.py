@@ -19,8 +19,6 @@ reports the statistics of M = I (the `gram_*` entries).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 import torch.nn.functional as F
 
@@ -31,8 +29,6 @@ from ..model import AssignAddTransformer
 from .circuits import diagonal_contrast
 from .controls import whitened_contrast
 
-if TYPE_CHECKING:
-    import pandas as pd
 
 def folded_qk2(model: AssignAddTransformer) -> torch.Tensor:
     """W_QK2 = W_Q2 W_K2ᵀ of the lookup head, whose QK matrix the theory is about."""
@@ -120,57 +116,11 @@ STAT_COLUMNS = ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "qk2_diag_a
                 "gram_diag_argmax", "grad_norm", "grad_fraction_in_subspace", "grad_white_contrast")
 
 
-def gradient_identity_table(run, steps, n_batches: int = 2) -> "pd.DataFrame":
-    """`gradient_identity` at each listed checkpoint of a Run: one row per step (no matrices).
-
-    `update_white_contrast` is the whitened contrast of the step actually taken: W_QK2 at the next listed
-    checkpoint minus W_QK2 here (the AdamW updates in between, weight decay included), seen on this
-    checkpoint's variable copies; `update_steps` is how many steps that spans (NaN on the last row)."""
-    import pandas as pd
-    rows, folded, bases = [], [], []
-    for step in steps:
-        model = run.load_model(step)
-        out = gradient_identity(model, step, n_batches)
-        g = out["G"]
-        cells = {f"G_{i}_{j}": float(g[i, j]) for i in range(g.shape[0]) for j in range(g.shape[1])}
-        rows.append({"step": step, **{k: out[k] for k in STAT_COLUMNS}, **cells})
-        folded.append(folded_qk2(model))
-        bases.append(variable_copies(model))
-    for i, row in enumerate(rows):
-        last = i + 1 >= len(rows)
-        row["update_white_contrast"] = float("nan") if last else whitened_contrast(folded[i + 1] - folded[i], bases[i])
-        row["update_steps"] = float("nan") if last else rows[i + 1]["step"] - row["step"]
-    table = pd.DataFrame(rows)
-    table["config_hash"] = run.config.hash()
-    table["n_batches"] = n_batches
-    return table
-
-
-def cache_path(run_name: str, root=None):
-    """Where the full-resolution table of a run is kept (committed: a few KB of numbers)."""
-    from pathlib import Path
-    from ..run_folder import DEFAULT_ROOT
-    return Path(root or DEFAULT_ROOT) / "theory" / f"{run_name}_qk2_gradient.csv"
-
-
-def write_cache(run, steps, n_batches: int = 2, root=None):
-    """Compute the table at every listed checkpoint (run where all checkpoints are still on disk) and save it."""
-    from ..checkpoint import atomic_write_text
-    path = cache_path(run.name, root)
-    atomic_write_text(path, gradient_identity_table(run, steps, n_batches).to_csv(index=False, float_format="%.6g"))
-    return path
-
-
-def read_cache(run, root=None):
-    """The cached table of a run, or None when absent or made for another config."""
-    import pandas as pd
-    path = cache_path(run.name, root)
-    if not path.is_file():
-        return None
-    table = pd.read_csv(path)
-    if table.empty or (table["config_hash"] != run.config.hash()).any():
-        return None
-    return table
+def update_white_contrast(model: AssignAddTransformer, later: AssignAddTransformer) -> float:
+    """The whitened contrast of the step actually taken between two checkpoints: W_QK2 at `later` minus W_QK2 at
+    `model` (the AdamW updates in between, weight decay included), seen on `model`'s variable copies."""
+    with torch.no_grad():
+        return whitened_contrast(folded_qk2(later) - folded_qk2(model), variable_copies(model))
 
 
 def maps_from_table(table) -> torch.Tensor:

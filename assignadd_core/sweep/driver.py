@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..config import COMPILE_CHOICES, ConfigError, RunConfig
-from ..runs import Run
+from ..run_folder import Run
 from .executors import EXECUTORS, _local, _ray, check_ray_address
 from .grid import Sweep
 from .store import (append_record, driver_lock, latest_records, metric_value, metrics_dir, results_path, scratch_dir,

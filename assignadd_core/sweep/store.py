@@ -11,7 +11,7 @@ import pandas as pd
 from ..checkpoint import atomic_write_text
 from ..data import EXACT_NAMES, POOL_NAMES
 from ..locks import exclusive
-from ..runs import DEFAULT_ROOT
+from ..run_folder import DEFAULT_ROOT
 from .grid import Sweep
 
 # C2 on every point: held-out pairs whose swap (n2, n1) is held out too, and those whose swap is trained on

@@ -30,7 +30,7 @@ def run_point(task: dict) -> dict:
         return _stamp(record, tic)
     try:
         set_threads(task.get("threads"))
-        from ..runs import Run
+        from ..run_folder import Run
         from ..trainer import train
         work = Path(task["work_dir"]) / task["key"]
         run = Run(work)
