@@ -22,8 +22,9 @@ def _main_runs() -> list[str]:
 
 
 def _profile_value(*path: str):
-    from .study import profile
-    value = profile(path[0])
+    """A value of a study profile by its keys; "paper" is the study this process runs (`study.paper`)."""
+    from .study import paper, profile
+    value = paper() if path[0] == "paper" else profile(path[0])
     for key in path[1:]:
         value = value[key]
     return value

@@ -28,5 +28,33 @@ def test_the_generality_plan_reads_its_profile():
 
 
 def test_a_missing_profile_is_named_with_the_ones_there_are():
-    with pytest.raises(FileNotFoundError, match=r"no study profile nope.yaml .*profiles: generality, paper"):
+    with pytest.raises(FileNotFoundError, match=r"no study profile .*nope.yaml .*profiles in .*: generality, paper"):
         study.profile("nope")
+
+
+def test_a_follow_up_study_is_a_profile_named_in_the_environment(tmp_path):
+    """A copy of the paper's profile with its own overrides, main run and steps, named by ASSIGNADD_STUDY: the sweeps
+    start from its overrides, the chapters read its runs, the paper's module its numbers (a fresh process: the
+    profile is read at import)."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+    follow_up = yaml.safe_load((study.STUDIES / "paper.yaml").read_text())
+    follow_up["overrides"] = {"task.modulus": 97}
+    follow_up["runs"]["main"] = {"name": "mod97_seed7", "seed": 7}
+    follow_up["paper_numbers"]["main_steps"]["value"] = 5000
+    path = tmp_path / "mod97.yaml"
+    path.write_text(yaml.safe_dump(follow_up))
+    probe = ("from assignadd_core.sweep import SWEEPS; from assignadd_core.chapter import STUDY_PARAMETERS as S;"
+             " from assignadd_core.paper import MAIN_STEPS;"
+             " print(SWEEPS['r_sweep'].base['task.modulus'], SWEEPS['r_sweep_vars24'].base['task.n_vars'],"
+             " S['run'](), S['seed'](), MAIN_STEPS.value)")
+    env = {**os.environ, study.STUDY_ENV: str(path)}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["97", "24", "mod97_seed7", "7", "5000"]
+    assert "task.modulus" not in grid.SWEEPS["r_sweep"].base  # this process runs the paper's study
+    env[study.STUDY_ENV] = "nope"
+    failed = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert failed.returncode != 0 and "no study profile" in failed.stderr

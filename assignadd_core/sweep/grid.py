@@ -13,7 +13,7 @@ import numpy as np
 from ..config import ConfigError, RunConfig, resolve_key
 from ..data import EXACT_NAMES, POOL_NAMES
 from ..paper import SWEEP_STEPS
-from ..study import paper, profile, seed_range
+from ..study import paper, profile, seed_range, study_overrides
 
 METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set or a pool (final accuracy)
 # A training mode of a point: how its steps are computed (never a setting of the run: same config and hash).
@@ -289,7 +289,7 @@ def added_seeds_where_decided(key: str, values: tuple, point: "Point") -> bool:
 # the same results for ~15 % less compute.
 SWEEP_EVAL_EVERY = STUDY["sweeps"]["eval_every"]
 COVERAGE = profile("generality")["coverage_sweep"]
-SWEEPS = {
+_SWEEPS = {
     "f_sweep": Sweep(
         "f_sweep", {"task.train_fraction": F_GRID}, metric="0var_heldout",
         base={"task.two_var_rate": 1.0, "train.steps": PAPER_SWEEP_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
@@ -370,6 +370,8 @@ SWEEPS = {
                     " at the r_sweep's first two values; metric: 2-var union exact",
         x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
 }
+# The study's own config changes under every sweep's base (a sweep's base wins where both set a key).
+SWEEPS = {name: replace(sweep, base={**study_overrides(), **sweep.base}) for name, sweep in _SWEEPS.items()}
 
 
 def get_sweep(name: str) -> Sweep:
