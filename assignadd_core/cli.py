@@ -150,7 +150,10 @@ def cmd_series(args: argparse.Namespace) -> int:
     from .series import series
     if args.list:
         for name, q in QUANTITIES.items():
-            print(f"{name} (v{q.version}{', logged' if q.logged else ''}): {q.description}; {', '.join(q.columns)}")
+            columns = ", ".join(q.columns[:8]) + (f", … ({len(q.columns)} columns on the paper's task)"
+                                                  if len(q.columns) > 8 else "")
+            kind = "".join(f", {k}" for k, on in (("logged", q.logged), ("between two checkpoints", q.pair)) if on)
+            print(f"{name} (v{q.version}{kind}): {q.description}; {columns}")
         return 0
     if not args.run or not args.quantity:
         raise ConfigError("series needs a run folder and a quantity (or --list)")
