@@ -27,14 +27,16 @@ def test_the_window_is_copying_and_reading_before_the_identity_pattern_and_befor
         c10_window.window_steps(m, "late")
 
 
-def test_stuck_seeds_are_read_at_the_union_of_the_composing_seeds_windows(tiny_run, monkeypatch):
-    steps = tiny_run.checkpoint_steps()
+def test_stuck_seeds_are_read_at_the_union_of_the_composing_seeds_windows(tiny_run, tmp_path):
+    import shutil
+    copy = type(tiny_run)(shutil.copytree(tiny_run.path, tmp_path / "tiny"))  # the reading caches into the run
+    steps = copy.checkpoint_steps()
     composing = metrics(m5=[0.99] * 3, m4=[0.95] * 3, m3=[0.1] * 3, one_var=[0.2, 0.3, 0.95], every=10)
     stuck = metrics(m5=[0.99] * 3, m4=[0.2] * 3, m3=[0.1] * 3, one_var=[0.2] * 3, every=10)
 
     class Fake(type(tiny_run)):  # the tiny run's checkpoints with made-up metrics
         def __init__(self, m):
-            super().__init__(tiny_run.path)
+            super().__init__(copy.path)
             self.m = m
 
         def metrics(self):
