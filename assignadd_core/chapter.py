@@ -16,9 +16,13 @@ from types import SimpleNamespace
 INJECTED_MARK = "# Parameters"  # papermill starts its injected cell with this comment
 
 
-def _main_runs() -> list[str]:
+def _main_seeds() -> list[int]:
     from .study import paper, seed_range
-    return [f"seed{seed}" for seed in seed_range(paper()["runs"]["seeds"])]
+    return list(seed_range(paper()["runs"]["seeds"]))
+
+
+def _main_runs() -> list[str]:
+    return [f"seed{seed}" for seed in _main_seeds()]
 
 
 def _profile_value(*path: str):
@@ -38,7 +42,7 @@ STUDY_PARAMETERS = {
     "runs": _main_runs,
     "main_runs": _main_runs,
     "seed_runs": _main_runs,
-    "seeds": lambda: [int(name.removeprefix("seed")) for name in _main_runs()],
+    "seeds": _main_seeds,
     "dense_runs": lambda: _profile_value("paper", "runs", "dense"),
     "rescue_source": lambda: _profile_value("paper", "runs", "rescue_source"),
     "near_sweeps": lambda: _profile_value("paper", "runs", "near_sweeps"),
@@ -98,8 +102,9 @@ def check_parameters(history: list[str], namespace: dict) -> dict[str, object]:
     """From the kernel's input history: the parameters cell is the first executed cell (or the one
     before papermill's injected cell); a parameter left at None there that `STUDY_PARAMETERS` names takes the
     study profile's value (written into `namespace` unless injected); every injected name must be one of its
-    names, with a value of a compatible type (the profile's value's type, for those). A list, tuple or dict parameter given as a string (papermill's `-p` passes strings)
-    is parsed (JSON, then a Python literal) and the parsed value written back into `namespace`.
+    names, with a value of a compatible type (the profile's value's type, for those). A list, tuple or dict
+    parameter given as a string (papermill's `-p` passes strings) is parsed (JSON, then a Python literal) and the
+    parsed value written back into `namespace`.
     Returns the parameters' current values."""
     cells = [c for c in history if c.strip()]
     injected = [i for i, c in enumerate(cells) if c.lstrip().startswith(INJECTED_MARK)]

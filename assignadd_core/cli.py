@@ -256,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     " is not cached yet.")
     se.add_argument("run", nargs="?", type=Path, help="a run folder, e.g. runs/seed42")
     se.add_argument("quantity", nargs="?", help="a quantity name (see --list)")
-    se.add_argument("--steps", nargs="+", help="steps to read, or 'final'; FROM:TO pairs for a quantity read between two checkpoints")
+    se.add_argument("--steps", nargs="+",
+                    help="steps to read, or 'final'; FROM:TO pairs for a quantity read between two checkpoints")
     se.add_argument("--list", action="store_true", help="list the quantities and exit")
     se.add_argument("--csv", action="store_true", help="print CSV")
     se.add_argument("--threads", type=int, default=None)

@@ -62,8 +62,9 @@ def part_of_plan(part: int, of: int, steps: int = STEPS) -> list[Planned]:
     process gets an even share of both."""
     if not 1 <= part <= of:
         raise ConfigError(f"--part must be i/n with 1 <= i <= n, got {part}/{of}")
-    slow = [item for item in plan(steps) if not item.config.model.paper_shape]
-    fast = [item for item in plan(steps) if item.config.model.paper_shape]
+    planned = plan(steps)
+    slow = [item for item in planned if not item.config.model.paper_shape]
+    fast = [item for item in planned if item.config.model.paper_shape]
     # the slow runs counted from the last process, so that one process does not get both the first fast and slow run
     return [item for i, item in enumerate(fast) if i % of == part - 1] + \
            [item for i, item in enumerate(slow) if i % of == (of - part) % of]

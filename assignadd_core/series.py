@@ -159,6 +159,13 @@ def _step_key(step) -> str:
     return f"{step[0]}>{step[1]}" if isinstance(step, tuple) else str(step)
 
 
+def _parse_step_key(key: str):
+    """The inverse of `_step_key`: a (from, to) pair, FINAL or a step."""
+    if ">" in key:
+        return tuple(int(x) for x in key.split(">"))
+    return FINAL if key == FINAL else int(key)
+
+
 def _weights_key(run: Run, step) -> str:
     if isinstance(step, tuple):
         return "+".join(fingerprint(_weights_path(run, s)) for s in step)
@@ -176,7 +183,7 @@ def _compute(run: Run, q: Quantity, step) -> dict[str, float]:
     return q.compute(load(step), at(step))
 
 
-def _wanted(run: Run, q: Quantity, steps) -> list:
+def _wanted(q: Quantity, steps) -> list:
     if not q.pair:
         return [FINAL] if steps == FINAL else steps
     if steps is None or steps == FINAL or not all(isinstance(s, tuple) and len(s) == 2 for s in steps):
@@ -192,7 +199,7 @@ def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
     q = get_quantity(quantity)
     run = run if isinstance(run, Run) else Run(run)
     columns = q.columns_for(run.config)
-    wanted = _wanted(run, q, steps)
+    wanted = _wanted(q, steps)
     logged = _from_metrics(run, q, wanted)
     if logged is not None:
         return logged
@@ -248,11 +255,7 @@ def cached_steps(run: Run, quantity: str, unfingerprinted: bool = False) -> list
     found = {k[2] for k in read_cache(run, lambda message: None)
              if k[0] == q.name and k[1] == str(q.version) and k[4] == run.config.hash()
              and (not unfingerprinted or k[3] == UNFINGERPRINTED)}
-    def parse(key):
-        if ">" in key:
-            return tuple(int(x) for x in key.split(">"))
-        return FINAL if key == FINAL else int(key)
-    return sorted((parse(key) for key in found), key=lambda s: (s == FINAL, s))
+    return sorted((_parse_step_key(key) for key in found), key=lambda s: (s == FINAL, s))
 
 
 def recorded(run: Run, quantity: str, steps, say=_say) -> pd.DataFrame:
@@ -260,7 +263,7 @@ def recorded(run: Run, quantity: str, steps, say=_say) -> pd.DataFrame:
     disk now: what a fresh computation at kept weights is compared with."""
     q = get_quantity(quantity)
     columns = q.columns_for(run.config)
-    wanted = _wanted(run, q, steps)
+    wanted = _wanted(q, steps)
     cache = read_cache(run, say)
     keys = {s: (q.name, str(q.version), _step_key(s), UNFINGERPRINTED, run.config.hash()) for s in wanted}
     absent = [_step_key(s) for s, key in keys.items() if any((*key, c) not in cache for c in columns)]
