@@ -147,12 +147,13 @@ def _step_argument(text: str, pair: bool):
 def cmd_series(args: argparse.Namespace) -> int:
     from .quantities import QUANTITIES
     from .run_folder import Run
-    from .series import series
+    from .series import across, series
     if args.list:
         for name, q in QUANTITIES.items():
             columns = ", ".join(q.columns[:8]) + (f", … ({len(q.columns)} columns on the paper's task)"
                                                   if len(q.columns) > 8 else "")
-            kind = "".join(f", {k}" for k, on in (("logged", q.logged), ("between two checkpoints", q.pair)) if on)
+            kind = "".join(f", {k}" for k, on in (("logged", q.logged), ("between two checkpoints", q.pair),
+                                                  ("between two runs, --against", q.across)) if on)
             print(f"{name} (v{q.version}{kind}): {q.description}; {columns}")
         return 0
     if not args.run or not args.quantity:
@@ -169,8 +170,15 @@ def cmd_series(args: argparse.Namespace) -> int:
         raise ConfigError(f"--steps of {q.name}: " + ("FROM:TO pairs of steps, e.g. 1:101" if q.pair
                                                       else "step numbers or 'final'")
                           + f", got {' '.join(args.steps)}") from None
-    table = series(Run(args.run), args.quantity, steps)
-    print(table.to_csv() if args.csv else table.to_string(float_format=lambda v: f"{v:.4g}"))
+    if q.across != (args.against is not None):
+        raise ConfigError(f"{q.name} is read between two runs: name the other with --against RUN" if q.across
+                          else f"--against is for a quantity read between two runs; {q.name} is one run's")
+    table = (across(Run(args.run), Run(args.against), q.name, steps) if q.across
+             else series(Run(args.run), args.quantity, steps))
+    if args.csv:
+        sys.stdout.write(table.to_csv())
+    else:
+        print(table.to_string(float_format=lambda v: f"{v:.4g}"))
     return 0
 
 
@@ -258,6 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("quantity", nargs="?", help="a quantity name (see --list)")
     se.add_argument("--steps", nargs="+",
                     help="steps to read, or 'final'; FROM:TO pairs for a quantity read between two checkpoints")
+    se.add_argument("--against", type=Path, default=None,
+                    help="the other run folder, for a quantity read between two runs at the same steps")
     se.add_argument("--list", action="store_true", help="list the quantities and exit")
     se.add_argument("--csv", action="store_true", help="print CSV")
     se.add_argument("--threads", type=int, default=None)

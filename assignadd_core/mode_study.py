@@ -10,10 +10,15 @@ Every mode trains at one thread (as the sweeps do) for DECIDE_STEPS steps, evalu
 (the trajectories are compared step by step); checkpoints stay local, metrics, final results and the measurements
 below are committed:
 
-* `distances.csv`: per eval step, the relative weight distance ||w_a - w_b|| / ||w_b|| between modes;
+* `distances.csv`: per eval step, the relative weight distance ||w_a - w_b|| / ||w_b|| between modes (quantity
+  `weight_distance`, cached in the first mode's run);
 * `step_differences.csv`: at a few checkpoints of the eager run, the gradient of the compiled step minus the eager
   one at the same weights and batch, for several successive batches: its size relative to the gradient, its cosine
-  with the gradient, and the cosine between successive differences (near 1: a bias; near 0: rounding).
+  with the gradient, and the cosine between successive differences (near 1: a bias; near 0: rounding) (quantity
+  `compiled_step_difference`, cached in the eager run).
+
+Both are read through `series`, so they are cached in the runs that hold the checkpoints (on a fresh clone, the
+replays: those caches are not committed, these two tables are).
 
 A fresh clone has the runs but not their checkpoints: `measure` first replays the first REPLAY_STEPS steps of the
 eager, compiled and fp64 runs with every checkpoint kept (under replay/, not committed; the learning rate is
@@ -26,11 +31,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .config import ConfigError, RunConfig
+from .quantities import DIFFERENCE_BATCHES, DIFFERENCE_VALUES
 from .run_folder import DEFAULT_ROOT, Run
+from .series import across, series
 from .study import paper
 
 STUDY_SEED = paper()["runs"]["mode_seed"]  # eager fails and compiled composes, on two CPUs (the study profile)
@@ -38,7 +44,6 @@ MODES = {"eager": ("off", "fp32"), "compiled": ("on", "fp32"), "fp64": ("off", "
          "compiled_attention": ("attention", "fp32"), "compiled_mlp": ("mlp", "fp32"),
          "compiled_unembed": ("unembed", "fp32")}
 DIFFERENCE_STEPS = (1, 1001, 2001, 3001)  # eager checkpoints where the step difference is measured
-DIFFERENCE_BATCHES = 8  # successive batches at each
 REPLAY_MODES = ("eager", "compiled", "fp64")  # the modes the measurements compare
 REPLAY_STEPS = 3001  # seed 58's modes part before step 2,001 (fp64 composes by 3,001): the replay covers it
 
@@ -106,69 +111,33 @@ def replay(seed: int = STUDY_SEED, until: int = REPLAY_STEPS, modes=REPLAY_MODES
     return differences
 
 
-def _flat_weights(path: Path) -> np.ndarray:
-    from .checkpoint import load_tensors
-    tensors = load_tensors(path)
-    return np.concatenate([tensors[k].double().numpy().ravel() for k in sorted(tensors)])
-
-
 def weight_distances(seed: int = STUDY_SEED, pairs=(("compiled", "eager"), ("eager", "fp64"), ("compiled", "fp64")),
                      root: Path | None = None) -> pd.DataFrame:
-    """Per eval step (both runs' checkpoints present): the relative weight distance of each pair of modes."""
-    base = study_root(seed, root)
-    rows = {}
+    """Per checkpoint step both runs kept: the relative weight distance of each pair of modes (`weight_distance`,
+    read through `series.across`, cached in the first mode's run)."""
+    base, columns = study_root(seed, root), []
     for a, b in pairs:
         run_a, run_b = _with_checkpoints(base, a), _with_checkpoints(base, b)
-        if not (run_a.checkpoint_dir.is_dir() and run_b.checkpoint_dir.is_dir()):
-            continue
-        for step in run_a.checkpoint_steps():
-            if not run_b.checkpoint_path(step).is_file():
-                continue
-            wa, wb = _flat_weights(run_a.checkpoint_path(step)), _flat_weights(run_b.checkpoint_path(step))
-            rows.setdefault(step, {"step": step})[f"{a}_vs_{b}"] = float(np.linalg.norm(wa - wb) / np.linalg.norm(wb))
-    return pd.DataFrame(sorted(rows.values(), key=lambda r: r["step"]))
+        if run_a.checkpoint_dir.is_dir() and run_b.checkpoint_dir.is_dir():
+            columns.append(across(run_a, run_b, "weight_distance")["relative_distance"].rename(f"{a}_vs_{b}"))
+    return pd.concat(columns, axis=1).reset_index() if columns else pd.DataFrame()
 
 
-def step_differences(seed: int = STUDY_SEED, steps=DIFFERENCE_STEPS, batches: int = DIFFERENCE_BATCHES,
-                     root: Path | None = None) -> pd.DataFrame:
-    """At eager checkpoints: compiled minus eager gradient of the loss at the same weights and batch, for
-    `batches` successive batches (rows: checkpoint, batch step, relative size, cosine with the gradient, cosine
-    with the previous batch's difference)."""
-    import torch
-
-    from .checkpoint import load_model
-    from .data import TrainStream
+def step_differences(seed: int = STUDY_SEED, steps=None, root: Path | None = None) -> pd.DataFrame:
+    """At the eager run's checkpoints `steps` (default DIFFERENCE_STEPS; those it kept): compiled minus eager gradient of the loss at the same
+    weights and batch, on DIFFERENCE_BATCHES successive batches (`compiled_step_difference`, read through `series`
+    at one thread); one row per checkpoint and batch step: relative size, cosine with the gradient, cosine with the
+    previous batch's difference."""
     from .threads import set_threads
-    from .trainer import fused_loss
     set_threads(1)
-    config, eager = study_config(seed), _with_checkpoints(study_root(seed, root), "eager")
-    device = torch.device("cpu")
-    stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
-    rows = []
-    for step in steps:
-        path = eager.checkpoint_path(step)
-        if not path.is_file():
-            continue
-        model = load_model(path, config).train()
-        compiled = torch.compile(lambda t, a: fused_loss(model, t, a, config, device))
-
-        def gradient(loss_fn, tokens, answers) -> torch.Tensor:
-            model.zero_grad(set_to_none=True)
-            loss_fn(tokens, answers).backward()
-            return torch.cat([p.grad.reshape(-1).double() for p in model.parameters()])
-
-        previous = None
-        for t in range(step + 1, step + 1 + batches):
-            tokens, answers = stream.batch(t)
-            g = gradient(lambda x, y: fused_loss(model, x, y, config, device), tokens, answers)
-            d = gradient(compiled, tokens, answers) - g
-            cosine = float(d @ g / (d.norm() * g.norm())) if d.norm() > 0 else 0.0
-            successive = (float(d @ previous / (d.norm() * previous.norm()))
-                          if previous is not None and d.norm() > 0 and previous.norm() > 0 else np.nan)
-            rows.append({"checkpoint": step, "batch_step": t, "relative_size": float(d.norm() / g.norm()),
-                         "cosine_with_gradient": cosine, "cosine_with_previous": successive})
-            previous = d
-    return pd.DataFrame(rows)
+    eager = _with_checkpoints(study_root(seed, root), "eager")
+    kept = [s for s in (steps or DIFFERENCE_STEPS) if eager.checkpoint_path(s).is_file()]
+    if not kept:
+        return pd.DataFrame()
+    table = series(eager, "compiled_step_difference", kept)
+    return pd.DataFrame([{"checkpoint": step, "batch_step": step + b,
+                          **{name: row[f"{name}_{b}"] for name in DIFFERENCE_VALUES}}
+                         for step, row in table.iterrows() for b in range(1, DIFFERENCE_BATCHES + 1)])
 
 
 def measure(seed: int = STUDY_SEED, root: Path | None = None, progress: bool = True) -> dict[str, Path]:

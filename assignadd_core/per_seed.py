@@ -14,7 +14,7 @@ from .analysis.phases import detect_phases
 from .data import VAR_RESTRICTED
 from .quantities import QUANTITIES
 from .run_folder import Run
-from .series import final_values, read_cache, series
+from .series import cached_steps, final_values, series
 
 
 def values_of(source, quantity: str) -> dict[str, float]:
@@ -109,7 +109,8 @@ def c10_seed(run, every: int = 100) -> dict:
     window = m.index[(m["m5_l1_value_prev_token"] >= verdicts.C10_COPY) & (m["m4_l1_eq_to_operands"] >= verdicts.C10_EQ)
                      & (m["m3_l2_var_identity_qk"] < verdicts.C10_IDENTITY_LOW)]
     read = sorted({int(s) for s in copying if s % every == 1} | {int(s) for s in window})
-    available = set(run.checkpoint_steps()) | _cached_steps(run)
+    # a step cached for another version or config counts: series then fails on it rather than the reading skip it
+    available = set(run.checkpoint_steps()) | set(cached_steps(run, "qk2_gradient", current=False))
     read = [s for s in read if s in available]
     contrast = series(run, "qk2_gradient", read)["grad_white_contrast"] if read else None
     grid = [s for s in read if s % every == 1]
@@ -121,11 +122,6 @@ def c10_seed(run, every: int = 100) -> dict:
             "window_contrast": float(contrast.loc[[int(s) for s in window if int(s) in read]].mean())
             if len(window) and contrast is not None else float("nan"),
             "share_positive": float((contrast.loc[grid] > 0).mean()) if grid else float("nan")}
-
-
-def _cached_steps(run) -> set[int]:
-    """Steps with a cached gradient (their checkpoints may not be kept)."""
-    return {int(k[2]) for k in read_cache(run, lambda m: None) if k[0] == "qk2_gradient" and k[2].isdigit()}
 
 
 def c10_over_seeds(per_seed: dict[str, dict]) -> dict:

@@ -34,7 +34,9 @@ class Quantity:
     name: str
     version: int
     columns: tuple[str, ...]
-    compute: Callable[..., dict[str, float]]  # (model in eval mode, step) -> values; a pair: (model a, model b, a, b)
+    # (model in eval mode, step) -> values; a pair: (model a, model b, a, b); across: (weights a, weights b), the
+    # checkpoint files' tensors as saved (an fp64 run's weights stay fp64)
+    compute: Callable[..., dict[str, float]]
     description: str
     logged: bool = False  # written by the trainer into metrics.csv at eval steps
     in_final: str | None = None  # the key under which the trainer records its final value in final.json
@@ -42,6 +44,7 @@ class Quantity:
     sized_columns: Callable[[RunConfig], tuple[str, ...]] | None = None
     pair: bool = False  # read between two checkpoints (series' steps are (from, to) pairs)
     needs_grad: bool = False  # computed with autograd
+    across: bool = False  # read between two runs' weights at the same step (`series.across`)
 
     def columns_for(self, config: RunConfig) -> tuple[str, ...]:
         """The columns of this quantity for a run of `config`."""
@@ -159,6 +162,28 @@ def _qk2_update(model, later, step, later_step):
     return {"update_white_contrast": update_white_contrast(model, later)}
 
 
+DIFFERENCE_BATCHES = 8  # successive training batches at each checkpoint of the compiled-vs-eager difference
+DIFFERENCE_VALUES = ("relative_size", "cosine_with_gradient", "cosine_with_previous")
+
+
+STEP_DIFFERENCE_COLUMNS = ("threads", *(f"{name}_{b}" for b in range(1, DIFFERENCE_BATCHES + 1)
+                                         for name in DIFFERENCE_VALUES))
+
+
+def _compiled_step_difference(model, step):
+    """The mode study: compiled minus eager training gradient on the next DIFFERENCE_BATCHES batches, at the
+    process's thread count (recorded: the compiled kernels round differently at another)."""
+    from .analysis.numerics import compiled_gradient_differences
+    rows = compiled_gradient_differences(model, step, DIFFERENCE_BATCHES)
+    return {"threads": float(torch.get_num_threads()),
+            **{f"{name}_{b}": row[name] for b, row in enumerate(rows, start=1) for name in DIFFERENCE_VALUES}}
+
+
+def _weight_distance(weights, reference):
+    from .analysis.numerics import relative_distance
+    return {"relative_distance": relative_distance(weights, reference)}
+
+
 def _circuit_map_columns(config: RunConfig) -> tuple[str, ...]:
     """n_vars x n_vars cells of the variable QK map, then seq_len x seq_len cells of the copy head's pattern."""
     n_vars, n_pos = config.task.n_vars, config.task.seq_len
@@ -259,6 +284,12 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
              sized_columns=_gradient_identity_columns, needs_grad=True),
     Quantity("qk2_update", 1, ("update_white_contrast",), _qk2_update,
              "the whitened contrast of layer 2's QK update from one checkpoint to another (C10)", pair=True),
+    Quantity("compiled_step_difference", 1, STEP_DIFFERENCE_COLUMNS, _compiled_step_difference,
+             f"compiled minus eager training gradient on the next {DIFFERENCE_BATCHES} batches (the mode study)",
+             needs_grad=True),
+    Quantity("weight_distance", 1, ("relative_distance",), _weight_distance,
+             "the relative distance of a run's weights from another run's at the same step (the mode study)",
+             across=True),
 )}
 LOGGED_VERSIONS = {name: q.version for name, q in QUANTITIES.items() if q.logged}
 

@@ -35,6 +35,7 @@ import pandas as pd
 from filelock import FileLock
 
 from .checkpoint import CheckpointError, atomic_write_text
+from .config import ConfigError
 from .quantities import QUANTITIES, Quantity, get_quantity
 from .run_folder import Run
 
@@ -160,7 +161,8 @@ def _step_key(step) -> str:
 
 
 def _parse_step_key(key: str):
-    """The inverse of `_step_key`: a (from, to) pair, FINAL or a step."""
+    """The inverse of `_step_key`: a (from, to) pair, FINAL or a step (an `across` key "s@other": s)."""
+    key = key.split("@")[0]
     if ">" in key:
         return tuple(int(x) for x in key.split(">"))
     return FINAL if key == FINAL else int(key)
@@ -184,6 +186,8 @@ def _compute(run: Run, q: Quantity, step) -> dict[str, float]:
 
 
 def _wanted(q: Quantity, steps) -> list:
+    if q.across:
+        raise ValueError(f"{q.name} is read between two runs: use across(run, other, {q.name!r}, steps)")
     if not q.pair:
         return [FINAL] if steps == FINAL else steps
     if steps is None or steps == FINAL or not all(isinstance(s, tuple) and len(s) == 2 for s in steps):
@@ -209,36 +213,72 @@ def series(run: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
                             index=pd.Index([run.config.train.steps], name="step"), columns=list(columns))
     if wanted is None:
         wanted = [*run.checkpoint_steps(), *([FINAL] if run.model_path.is_file() else [])]
-    config_hash = run.config.hash()
     cache = read_cache(run, say)
-    keys = {}
-    for s in wanted:
-        try:
-            keys[s] = (q.name, str(q.version), _step_key(s), _weights_key(run, s), config_hash)
-        except CheckpointError:  # weights not kept (e.g. not committed): read what was computed from them
-            keys[s] = _recorded_key(cache, q, _step_key(s), config_hash, run)
+    keys = {s: _key(run, q, _step_key(s), lambda s=s: _weights_key(run, s), cache) for s in wanted}
+    values = _fill(run, q, keys, lambda s: _compute(run, q, s), columns, cache, say)
+    return _frame(run, wanted, [values[s] for s in wanted], columns)
+
+
+def _key(run: Run, q: Quantity, step_key: str, weights_key, cache: dict) -> tuple:
+    """The cache key of a value: of the weights on disk, or (weights not kept, e.g. not committed) the one
+    recorded for them."""
+    try:
+        return q.name, str(q.version), step_key, weights_key(), run.config.hash()
+    except CheckpointError:
+        return _recorded_key(cache, q, step_key, run.config.hash(), run)
+
+
+def _fill(run: Run, q: Quantity, keys: dict, compute, columns, cache: dict, say) -> dict:
+    """{step: the values of its key's columns}, computing (`compute(step)`) and appending to the run's cache those
+    missing, under the run's series lock."""
     missing = [s for s, key in keys.items() if any((*key, c) not in cache for c in columns)]
     if missing:
-        stale = [s for s in missing if any(k[0] == q.name and k[2] == _step_key(s) and k[:5] != keys[s]
+        stale = [s for s in missing if any(k[0] == q.name and k[2] == keys[s][2] and k[:5] != keys[s]
                                            and k[3] != UNFINGERPRINTED for k in cache)]
         if stale:
-            say(f"{run.path}: cached {q.name} at step(s) {', '.join(map(_step_key, stale))} were computed for other"
-                f" weights, another version or another run; recomputing")
+            say(f"{run.path}: cached {q.name} at step(s) {', '.join(keys[s][2] for s in stale)} were computed for"
+                f" other weights, another version or another run; recomputing")
         with FileLock(str(run.path / ".series.lock")):
-            cache = read_cache(run, lambda message: None)  # another process may have filled them meanwhile
+            cache.update(read_cache(run, lambda message: None))  # another process may have filled them meanwhile
             rows = []
             for step in missing:
                 key = keys[step]
                 if all((*key, c) in cache for c in columns):
                     continue
-                values = _compute(run, q, step)
+                values = compute(step)
                 for column in columns:
                     value = float(values[column])
                     cache[(*key, column)] = value
                     rows.append([*key, column, repr(value)])
             if rows:
                 _write(run, rows)
-    return _frame(run, wanted, [{c: cache[(*keys[s], c)] for c in columns} for s in wanted], columns)
+    return {s: {c: cache[(*key, c)] for c in columns} for s, key in keys.items()}
+
+
+def across(run: Run, other: Run, quantity: str, steps=None, say=_say) -> pd.DataFrame:
+    """An `across` quantity between `run`'s weights and `other`'s at the same steps (None: every checkpoint step
+    both runs kept), one row per step. Cached in `run`'s series under the step "s@<other's folder name>" and both
+    fingerprints, so a run compared with several others keeps one value per other run."""
+    from .checkpoint import load_tensors
+    q = get_quantity(quantity)
+    if not q.across:
+        raise ValueError(f"{q.name} is a quantity of one run; read it with series()")
+    run, other = (r if isinstance(r, Run) else Run(r) for r in (run, other))
+    if run.config.model != other.config.model or run.config.task != other.config.task:
+        raise ConfigError(f"{run.path} and {other.path} are runs of different tasks or shapes: their weights do not"
+                         " compare")
+    if steps is None:
+        steps = sorted(set(run.checkpoint_steps()) & set(other.checkpoint_steps()))
+    steps = [int(s) for s in steps]
+    cache = read_cache(run, say)
+
+    def step_key(s):
+        return f"{s}@{other.path.name}"
+    keys = {s: _key(run, q, step_key(s), lambda s=s: "+".join(fingerprint(_weights_path(r, s)) for r in (run, other)),
+                    cache) for s in steps}
+    values = _fill(run, q, keys, lambda s: q.compute(load_tensors(_weights_path(run, s)),
+                                                    load_tensors(_weights_path(other, s))), q.columns, cache, say)
+    return _frame(run, steps, [values[s] for s in steps], q.columns)
 
 
 def _frame(run: Run, wanted: list, data: list[dict], columns) -> pd.DataFrame:
@@ -248,14 +288,16 @@ def _frame(run: Run, wanted: list, data: list[dict], columns) -> pd.DataFrame:
     return pd.DataFrame(data, index=pd.Index([index(s) for s in wanted], name="step"), columns=list(columns))
 
 
-def cached_steps(run: Run, quantity: str, unfingerprinted: bool = False) -> list:
+def cached_steps(run: Run, quantity: str, unfingerprinted: bool = False, current: bool = True) -> list:
     """The steps (pairs, for a pair quantity) at which the quantity's current version has cached values for this
-    run, whether or not their weights are still kept (only those recorded as `UNFINGERPRINTED`, if asked)."""
+    run, whether or not their weights are still kept (only those recorded as `UNFINGERPRINTED`, if asked).
+    `current=False` counts values of any version and any config too: a reading that must fail loudly, not skip a
+    step, when its values were computed for something else (`series` then says why it cannot read them)."""
     q = get_quantity(quantity)
     found = {k[2] for k in read_cache(run, lambda message: None)
-             if k[0] == q.name and k[1] == str(q.version) and k[4] == run.config.hash()
+             if k[0] == q.name and (not current or (k[1] == str(q.version) and k[4] == run.config.hash()))
              and (not unfingerprinted or k[3] == UNFINGERPRINTED)}
-    return sorted((_parse_step_key(key) for key in found), key=lambda s: (s == FINAL, s))
+    return sorted({_parse_step_key(key) for key in found}, key=lambda s: (s == FINAL, s))
 
 
 def recorded(run: Run, quantity: str, steps, say=_say) -> pd.DataFrame:

@@ -2,7 +2,7 @@
 
 Runs may share a stack when they have the same parameter shapes, optimizer settings and training loop
 (`STACK_FIELDS`); everything else (seeds, init and data seeds, f, r, the split) is per run. Each step
-`torch.func.vmap` runs the trainer's own loss (`trainer.fused_loss`) over the K weight sets at once (one
+`torch.func.vmap` runs the trainer's own loss (`loss.fused_loss`) over the K weight sets at once (one
 batched kernel per operation instead of K small ones), and one AdamW updates the stacked weights: AdamW is
 elementwise, so that is K separate AdamW runs with their own moments. Each run keeps its own data stream and
 its own folder: at an eval step its weights and optimizer moments are copied into an ordinary model and
@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 from . import trainer
 from .config import ConfigError, RunConfig
 from .data import TrainStream, make_split
+from .loss import fused_loss
 from .model import AssignAddTransformer, initial_model
 from .run_folder import Run
 
@@ -76,7 +77,7 @@ class _Loss(nn.Module):
         self.config, self.device, self.bf16 = config, device, bf16
 
     def forward(self, tokens, answers):
-        return trainer.fused_loss(self.model, tokens, answers, self.config, self.device, self.bf16)
+        return fused_loss(self.model, tokens, answers, self.config, self.device, self.bf16)
 
 
 class Stack(nn.Module):

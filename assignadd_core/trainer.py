@@ -21,7 +21,6 @@ import platform
 import subprocess
 import sys
 import time
-from contextlib import nullcontext
 from pathlib import Path
 
 import torch
@@ -33,6 +32,7 @@ from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_
 from .config import COMPILE_CHOICES, COMPOSED_LEVEL, ConfigError, RunConfig
 from .data import POOL_NAMES, TrainStream, exact_set_sizes, make_split
 from .evaluation import evaluate
+from .loss import at_least_fp32, autocast_context, fused_loss
 from .measures import MEASURE_NAMES
 from .quantities import LOGGED_VERSIONS, logged_row
 from .model import initial_model
@@ -94,24 +94,6 @@ def make_optimizer(model: torch.nn.Module, config: RunConfig) -> torch.optim.Ada
     t = config.train
     return torch.optim.AdamW(model.parameters(), lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps,
                              weight_decay=t.weight_decay)
-
-
-def autocast_context(config: RunConfig, device: torch.device, bf16: bool | None = None):
-    """bf16 autocast if `bf16` (default: as the config asks, whatever the device offers; see use_bf16)."""
-    bf16 = config.train.bf16 if bf16 is None else bf16
-    return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
-
-
-def fused_loss(model, tokens, answers, config: RunConfig, device: torch.device, bf16: bool | None = None):
-    """The training loss: cross-entropy of the fused logits at `=` (bf16 autocast inside, if asked)."""
-    with autocast_context(config, device, bf16):
-        logits = model.fused_logits(tokens)
-    return F.cross_entropy(_at_least_fp32(logits), answers)
-
-
-def _at_least_fp32(logits: torch.Tensor) -> torch.Tensor:
-    """bf16 logits to fp32 for the loss; fp32 and fp64 as they are."""
-    return logits if logits.dtype == torch.float64 else logits.float()
 
 
 def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device,
@@ -220,7 +202,7 @@ class StagedLoss:
             raise ConfigError("compiling single stages needs the paper's shape (the fused path)")
         self.config, self.device, self.bf16 = config, device, bf16
         parts = {"attention": model._fused_attention, "mlp": model._fused_mlp,
-                 "unembed": lambda resid, answers: F.cross_entropy(_at_least_fp32(model._fused_unembed(resid)),
+                 "unembed": lambda resid, answers: F.cross_entropy(at_least_fp32(model._fused_unembed(resid)),
                                                                    answers)}
         self.parts = {name: torch.compile(fn) if name in compiled else fn for name, fn in parts.items()}
 

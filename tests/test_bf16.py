@@ -5,6 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from assignadd_core.loss import autocast_context
 from assignadd_core import trainer
 from assignadd_core.config import RunConfig
 from assignadd_core.data import TrainStream
@@ -19,11 +20,11 @@ CPU = torch.device("cpu")
 def test_autocast_context_computes_in_bf16_only_when_asked(tiny_config):
     model = initial_model(tiny_config)
     tokens, _ = TrainStream(tiny_config.task, 8, 0).batch(1)
-    with trainer.autocast_context(tiny_config.replace(bf16=True), CPU):
+    with autocast_context(tiny_config.replace(bf16=True), CPU):
         assert model.fused_logits(tokens).dtype == torch.bfloat16
-    with trainer.autocast_context(tiny_config, CPU):
+    with autocast_context(tiny_config, CPU):
         assert model.fused_logits(tokens).dtype == torch.float32
-    with trainer.autocast_context(tiny_config.replace(bf16=True), CPU, bf16=False):  # the fallback
+    with autocast_context(tiny_config.replace(bf16=True), CPU, bf16=False):  # the fallback
         assert model.fused_logits(tokens).dtype == torch.float32
 
 

@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+from assignadd_core.loss import fused_loss
 from assignadd_core import trainer
 from assignadd_core.config import ConfigError, RunConfig
 from assignadd_core.data import TrainStream
@@ -169,7 +170,7 @@ def test_at_the_papers_size_the_compiled_step_differs_from_eager_by_rounding_onl
     model = initial_model(config)
     cpu = torch.device("cpu")
     tokens, answers = TrainStream(config.task, config.train.batch_size, seed=58).batch(1)
-    eager_loss = lambda t, a: trainer.fused_loss(model, t, a, config, cpu)  # noqa: E731
+    eager_loss = lambda t, a: fused_loss(model, t, a, config, cpu)  # noqa: E731
     _, eager = loss_and_grads(model, eager_loss, tokens, answers)
     _, compiled = loss_and_grads(model, torch.compile(eager_loss), tokens, answers)
     flat = lambda grads: torch.cat([g.reshape(-1).double() for g in grads.values()])  # noqa: E731

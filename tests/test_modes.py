@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
+from assignadd_core.loss import fused_loss
 from assignadd_core import trainer
 from assignadd_core.config import ConfigError
 from assignadd_core.data import TrainStream
@@ -27,7 +28,7 @@ def test_the_staged_loss_uncompiled_is_the_fused_loss(tiny_config):
     model = initial_model(tiny_config)
     tokens, answers = TrainStream(tiny_config.task, 32, 1).batch(1)
     staged = trainer.StagedLoss(model, tiny_config, torch.device("cpu"), False, ())
-    assert torch.equal(staged(tokens, answers), trainer.fused_loss(model, tokens, answers, tiny_config,
+    assert torch.equal(staged(tokens, answers), fused_loss(model, tokens, answers, tiny_config,
                                                                   torch.device("cpu")))
 
 
@@ -71,9 +72,9 @@ def test_the_mode_study_trains_its_modes_and_measures_them(tmp_path, monkeypatch
     out = mode_study.measure(5, root=tmp_path)
     distances = pd.read_csv(out["distances"])
     assert list(distances["step"]) == [1, 11, 21, 30] and (distances["compiled_vs_eager"] < 1e-2).all()
-    diffs = pd.read_csv(mode_study.step_differences(5, steps=(1, 11), batches=3, root=tmp_path).pipe(
-        lambda f: (tmp_path / "d.csv").write_text(f.to_csv(index=False)) and tmp_path / "d.csv"))
-    assert len(diffs) == 6 and (diffs["relative_size"] < 1e-3).all()
+    diffs = pd.read_csv(out["step_differences"])
+    assert list(diffs["batch_step"]) == [*range(2, 10), *range(12, 20)] and (diffs["relative_size"] < 1e-3).all()
+    assert diffs["relative_size"].gt(0).any() and diffs["cosine_with_previous"].isna().sum() == 2
     table = mode_study.outcomes(5, root=tmp_path)
     assert list(table["mode"]) == ["eager", "compiled", "fp64"]
     with pytest.raises(ConfigError, match="unknown mode"):

@@ -203,3 +203,47 @@ def test_a_combination_a_pool_lacks_has_no_row(tiny_config):
     long = gen.restricted_long(frame, task)
     assert len(long) == len(VAR_RESTRICTED) * len(gen.forbidden_operands(task)) - 1
     assert not ((long["pool"] == pool) & (long["variable"] == variable) & (long["side"] == side)).any()
+
+
+def test_a_quantity_between_two_runs_is_cached_per_other_run(run, tmp_path, tiny_config):
+    """`across`: a run's weights against another run's at the same steps, cached once per other run (the mode
+    study's weight distances); read where the weights are gone, and never through series()."""
+    from assignadd_core.trainer import train
+    same = Run(shutil.copytree(run.path, tmp_path / "same"))
+    other = train(tiny_config.replace(seed=tiny_config.train.seed + 1), tmp_path / "other", progress=False)
+    zero = series.across(run, same, "weight_distance")
+    apart = series.across(run, other, "weight_distance", [1, 30])
+    assert zero.index.tolist() == [1, 11, 21, 30] and (zero["relative_distance"] == 0).all()
+    assert apart.index.tolist() == [1, 30] and (apart["relative_distance"] > 0.1).all()
+    assert series.cached_steps(run, "weight_distance") == [1, 11, 21, 30]
+    lines = (run.path / "series.csv").read_text().count("weight_distance")
+    for step in (1, 30):
+        run.checkpoint_path(step).unlink()
+    pd.testing.assert_frame_equal(series.across(run, other, "weight_distance", [1, 30]), apart)
+    assert (run.path / "series.csv").read_text().count("weight_distance") == lines  # read, not recomputed
+    with pytest.raises(ValueError, match="between two runs"):
+        series.series(run, "weight_distance", [1])
+
+
+def test_a_value_cached_for_another_config_counts_only_when_asked(run, counted):
+    """cached_steps(current=False) also counts values of another version or config, so that a reading that
+    must not skip a step fails on them (series cannot read them) instead of leaving them out unsaid."""
+    series.series(run, "we_norm", [11])
+    moved = shutil.copytree(run.path, run.path.parent / "moved")
+    (moved / "config.json").write_text(run.config.replace(seed=run.config.train.seed + 7).to_json())
+    moved = Run(moved)
+    assert series.cached_steps(moved, "we_norm") == []
+    assert series.cached_steps(moved, "we_norm", current=False) == [11]
+
+
+def test_the_series_command_reads_a_quantity_between_two_runs(run, tmp_path, capsys):
+    from assignadd_core.cli import main
+    same = shutil.copytree(run.path, tmp_path / "same")
+    assert main(["series", str(run.path), "weight_distance", "--against", str(same), "--steps", "1", "30",
+                 "--csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["step,relative_distance", "1,0.0", "30,0.0"]
+    assert main(["series", str(run.path), "weight_distance"]) == 2
+    assert "name the other with --against RUN" in capsys.readouterr().err
+    assert main(["series", str(run.path), "pools", "--against", str(same)]) == 2
+    assert main(["series", str(run.path), "weight_distance", "--against", str(tmp_path / "nowhere")]) == 2
+    assert "not a run directory" in capsys.readouterr().err

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
+from assignadd_core.loss import fused_loss
 from assignadd_core import stacked, trainer
 from assignadd_core.checkpoint import load_torch_dict
 from assignadd_core.cli import main
@@ -189,7 +190,7 @@ def test_compiled_stack_matches_eager_within_bounds_and_falls_back_in_one_line(t
             assert float((b[k] - a[k]).norm() / a[k].norm()) <= GRADIENT_TOLERANCE, (name, k)
     # each run's gradient is its own loss's gradient, as the run alone computes it
     single = models[1]
-    trainer.fused_loss(single, tokens[1], answers[1], tiny_config, torch.device("cpu")).backward()
+    fused_loss(single, tokens[1], answers[1], tiny_config, torch.device("cpu")).backward()
     assert all(torch.equal(p.grad, g[1]) for p, g in zip(single.parameters(), eager_grads))
 
     config = tiny_config.replace(steps=3, eval_every=2)

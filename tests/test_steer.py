@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
+from assignadd_core.loss import fused_loss
 from assignadd_core import steer, trainer
 from assignadd_core.config import ConfigError, RunConfig
 from assignadd_core.model import initial_model
@@ -21,7 +22,7 @@ def one_step(config: RunConfig):
     optimizer = trainer.make_optimizer(model, config)
     tokens = torch.randint(0, config.task.modulus, (8, 16))
     answers = torch.randint(0, config.task.modulus, (8,))
-    loss = trainer.fused_loss(model, tokens, answers, config, torch.device("cpu"))
+    loss = fused_loss(model, tokens, answers, config, torch.device("cpu"))
     loss.backward()
     before = steer.qk2(model)
     optimizer.step()

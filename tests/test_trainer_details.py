@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from assignadd_core.loss import autocast_context
 from assignadd_core import trainer
 from assignadd_core.config import ConfigError
 from assignadd_core.model import initial_model
@@ -84,7 +85,7 @@ def test_autocast_context_uses_bf16_on_every_device(tiny_config):
     # CUDA's autocast defaults to fp16: the dtype must be asked for (the context is only built here, never entered)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "CUDA is not available" on a machine without a GPU
-        context = trainer.autocast_context(tiny_config, torch.device("cuda"), bf16=True)
+        context = autocast_context(tiny_config, torch.device("cuda"), bf16=True)
     assert context.fast_dtype == torch.bfloat16
 
 
