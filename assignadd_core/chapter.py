@@ -45,6 +45,7 @@ STUDY_PARAMETERS = {
     "seeds": _main_seeds,
     "dense_runs": lambda: _profile_value("paper", "runs", "dense"),
     "rescue_source": lambda: _profile_value("paper", "runs", "rescue_source"),
+    "continued_steps": lambda: _profile_value("paper", "runs", "continued_steps"),
     "near_sweeps": lambda: _profile_value("paper", "runs", "near_sweeps"),
     "steering_sweeps": lambda: _profile_value("paper", "runs", "steering_sweeps"),
     "paper_composition_sweep": lambda: _profile_value("paper", "runs", "composition_sweep"),

@@ -194,7 +194,8 @@ def cmd_rescue(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown rescue arm {args.arm!r}; arms are {', '.join(ARMS)} (or all)")
     arms = list(ARMS) if args.arm == "all" else [args.arm]
     set_threads(args.threads)
-    source = Run(run_path(args.source, args.root))
+    from .study import paper
+    source = Run(run_path(args.source or paper()["runs"]["rescue_source"], args.root))
     for arm in arms:
         stages = rescue(arm, source, root=args.rescue_root, train_missing=True, progress=not args.no_progress)
         last = stages[-1].final()["pools"]["1var_train"]
@@ -277,7 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Branches of a finished run (its resume/ state) trained on under the settings of"
                                     " a rescue arm (see --list); each branch is a run folder of its own.")
     rs.add_argument("arm", nargs="?", default="all", help="an arm (see --list) or all (default)")
-    rs.add_argument("--source", default="seed43", help="the run to branch from (default seed43)")
+    rs.add_argument("--source", default=None,
+                    help="the run to branch from (default: the study profile's rescue source, seed43 for the paper)")
     rs.add_argument("--root", type=Path, default=None, help="folder holding the source run (default runs/)")
     rs.add_argument("--rescue-root", type=Path, default=None, help="folder for the branches (default runs/rescue)")
     rs.add_argument("--list", action="store_true", help="list the arms and exit")
