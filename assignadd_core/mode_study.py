@@ -43,9 +43,9 @@ STUDY_SEED = paper()["runs"]["mode_seed"]  # eager fails and compiled composes, 
 MODES = {"eager": ("off", "fp32"), "compiled": ("on", "fp32"), "fp64": ("off", "fp64"),
          "compiled_attention": ("attention", "fp32"), "compiled_mlp": ("mlp", "fp32"),
          "compiled_unembed": ("unembed", "fp32")}
-DIFFERENCE_STEPS = (1, 1001, 2001, 3001)  # eager checkpoints where the step difference is measured
+DIFFERENCE_STEPS = tuple(paper()["modes"]["difference_steps"])  # eager checkpoints where the step difference is read
 REPLAY_MODES = ("eager", "compiled", "fp64")  # the modes the measurements compare
-REPLAY_STEPS = 3001  # seed 58's modes part before step 2,001 (fp64 composes by 3,001): the replay covers it
+REPLAY_STEPS = paper()["modes"]["replay_steps"]  # the modes part before it (the study profile says where)
 
 
 def study_root(seed: int = STUDY_SEED, root: Path | None = None) -> Path:
