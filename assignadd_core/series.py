@@ -266,7 +266,7 @@ def across(run: Run, other: Run, quantity: str, steps=None, say=_say) -> pd.Data
     run, other = (r if isinstance(r, Run) else Run(r) for r in (run, other))
     if run.config.model != other.config.model or run.config.task != other.config.task:
         raise ConfigError(f"{run.path} and {other.path} are runs of different tasks or shapes: their weights do not"
-                         " compare")
+                          " compare")
     if steps is None:
         steps = sorted(set(run.checkpoint_steps()) & set(other.checkpoint_steps()))
     steps = [int(s) for s in steps]
