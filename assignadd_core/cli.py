@@ -163,7 +163,6 @@ def cmd_series(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     import torch
     q = QUANTITIES[args.quantity]
-    torch.set_grad_enabled(q.needs_grad)
     try:
         steps = None if not args.steps else [_step_argument(s, q.pair) for s in args.steps]
     except ValueError:
@@ -173,8 +172,9 @@ def cmd_series(args: argparse.Namespace) -> int:
     if q.across != (args.against is not None):
         raise ConfigError(f"{q.name} is read between two runs: name the other with --against RUN" if q.across
                           else f"--against is for a quantity read between two runs; {q.name} is one run's")
-    table = (across(Run(args.run), Run(args.against), q.name, steps) if q.across
-             else series(Run(args.run), args.quantity, steps))
+    with torch.set_grad_enabled(q.needs_grad):  # a context: a caller in this process keeps its own setting
+        table = (across(Run(args.run), Run(args.against), q.name, steps) if q.across
+                 else series(Run(args.run), args.quantity, steps))
     if args.csv:
         sys.stdout.write(table.to_csv())
     else:

@@ -247,3 +247,4 @@ def test_the_series_command_reads_a_quantity_between_two_runs(run, tmp_path, cap
     assert main(["series", str(run.path), "pools", "--against", str(same)]) == 2
     assert main(["series", str(run.path), "weight_distance", "--against", str(tmp_path / "nowhere")]) == 2
     assert "not a run directory" in capsys.readouterr().err
+    assert torch.is_grad_enabled()  # the command leaves this process's autograd setting as it found it
