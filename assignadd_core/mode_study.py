@@ -124,10 +124,10 @@ def weight_distances(seed: int = STUDY_SEED, pairs=(("compiled", "eager"), ("eag
 
 
 def step_differences(seed: int = STUDY_SEED, steps=None, root: Path | None = None) -> pd.DataFrame:
-    """At the eager run's checkpoints `steps` (default DIFFERENCE_STEPS; those it kept): compiled minus eager gradient of the loss at the same
-    weights and batch, on DIFFERENCE_BATCHES successive batches (`compiled_step_difference`, read through `series`
-    at one thread); one row per checkpoint and batch step: relative size, cosine with the gradient, cosine with the
-    previous batch's difference."""
+    """At the eager run's checkpoints `steps` (default DIFFERENCE_STEPS; those it kept): compiled minus eager
+    gradient of the loss at the same weights and batch, on DIFFERENCE_BATCHES successive batches
+    (`compiled_step_difference`, read through `series` at one thread); one row per checkpoint and batch step:
+    relative size, cosine with the gradient, cosine with the previous batch's difference."""
     from .threads import set_threads
     set_threads(1)
     eager = _with_checkpoints(study_root(seed, root), "eager")

@@ -164,8 +164,6 @@ def _qk2_update(model, later, step, later_step):
 
 DIFFERENCE_BATCHES = 8  # successive training batches at each checkpoint of the compiled-vs-eager difference
 DIFFERENCE_VALUES = ("relative_size", "cosine_with_gradient", "cosine_with_previous")
-
-
 STEP_DIFFERENCE_COLUMNS = ("threads", *(f"{name}_{b}" for b in range(1, DIFFERENCE_BATCHES + 1)
                                          for name in DIFFERENCE_VALUES))
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 from filelock import FileLock
 
-from .checkpoint import CheckpointError, atomic_write_text
+from .checkpoint import CheckpointError, atomic_write_text, load_tensors
 from .config import ConfigError
 from .quantities import QUANTITIES, Quantity, get_quantity
 from .run_folder import Run
@@ -259,7 +259,6 @@ def across(run: Run, other: Run, quantity: str, steps=None, say=_say) -> pd.Data
     """An `across` quantity between `run`'s weights and `other`'s at the same steps (None: every checkpoint step
     both runs kept), one row per step. Cached in `run`'s series under the step "s@<other's folder name>" and both
     fingerprints, so a run compared with several others keeps one value per other run."""
-    from .checkpoint import load_tensors
     q = get_quantity(quantity)
     if not q.across:
         raise ValueError(f"{q.name} is a quantity of one run; read it with series()")
@@ -270,6 +269,7 @@ def across(run: Run, other: Run, quantity: str, steps=None, say=_say) -> pd.Data
     if steps is None:
         steps = sorted(set(run.checkpoint_steps()) & set(other.checkpoint_steps()))
     steps = [int(s) for s in steps]
+    columns = q.columns_for(run.config)
     cache = read_cache(run, say)
 
     def step_key(s):
@@ -277,8 +277,8 @@ def across(run: Run, other: Run, quantity: str, steps=None, say=_say) -> pd.Data
     keys = {s: _key(run, q, step_key(s), lambda s=s: "+".join(fingerprint(_weights_path(r, s)) for r in (run, other)),
                     cache) for s in steps}
     values = _fill(run, q, keys, lambda s: q.compute(load_tensors(_weights_path(run, s)),
-                                                    load_tensors(_weights_path(other, s))), q.columns, cache, say)
-    return _frame(run, steps, [values[s] for s in steps], q.columns)
+                                                    load_tensors(_weights_path(other, s))), columns, cache, say)
+    return _frame(run, steps, [values[s] for s in steps], columns)
 
 
 def _frame(run: Run, wanted: list, data: list[dict], columns) -> pd.DataFrame:
