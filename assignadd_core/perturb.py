@@ -22,7 +22,8 @@ def stream_generator(*parts: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def _add_relative_noise(tensors, size: float, generator: torch.Generator) -> None:
+def add_relative_noise(tensors, size: float, generator: torch.Generator) -> None:
+    """Each tensor += size * its std * N(0, 1), drawn in order from `generator` (a nudge, a gradient noise)."""
     for tensor in tensors:
         noise = torch.randn(tensor.shape, generator=generator, dtype=torch.float32)
         spread = tensor.detach().float().std() if tensor.numel() > 1 else tensor.detach().float().abs()
@@ -33,7 +34,7 @@ def _add_relative_noise(tensors, size: float, generator: torch.Generator) -> Non
 def nudge(model: torch.nn.Module, config: RunConfig) -> None:
     """The one-time nudge: every weight tensor += jitter * its std * N(0, 1), in parameter order."""
     t = config.train
-    _add_relative_noise([p for _, p in model.named_parameters()], t.jitter,
+    add_relative_noise([p for _, p in model.named_parameters()], t.jitter,
                         stream_generator(_JITTER_STREAM, t.perturb_seed))
 
 
@@ -49,4 +50,9 @@ def add_gradient_noise(model: torch.nn.Module, config: RunConfig, step: int) -> 
     if t.grad_noise <= 0:
         return
     grads = [p.grad for _, p in model.named_parameters() if p.grad is not None]
-    _add_relative_noise(grads, t.grad_noise, stream_generator(_NOISE_STREAM, t.perturb_seed, step))
+    add_relative_noise(grads, t.grad_noise, noise_generator(config, step))
+
+
+def noise_generator(config: RunConfig, step: int) -> torch.Generator:
+    """The generator of step `step`'s gradient noise (its own stream of `perturb_seed`)."""
+    return stream_generator(_NOISE_STREAM, config.train.perturb_seed, step)

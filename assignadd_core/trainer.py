@@ -471,13 +471,16 @@ def in_fp32(model):
     return copy.deepcopy(model).float()
 
 
-def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_checkpoints: str) -> None:
-    """Append the row (with the elapsed time), keep a checkpoint if asked, save the resume state."""
+def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_checkpoints: str,
+                   save_state: bool = True) -> None:
+    """Append the row (with the elapsed time), keep a checkpoint if asked, save the resume state (unless
+    `save_state` is False: a stack may save it less often; a resumed run then drops the rows after its state)."""
     append_metrics(run.metrics_path, {**row, "elapsed_s": round(counters["elapsed_s"], 2)})
     if keep_checkpoints == "all":
         run.checkpoint_dir.mkdir(exist_ok=True)
         save_model(model, run.checkpoint_path(row["step"]))
-    save_resume_state(run, model, optimizer, row["step"], counters)
+    if save_state:
+        save_resume_state(run, model, optimizer, row["step"], counters)
 
 
 def finish_run(run: Run, model, config: RunConfig, environment: dict, counters: dict, compile: str,

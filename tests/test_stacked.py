@@ -69,11 +69,11 @@ def test_a_killed_stack_resumes_every_run_even_from_different_steps(tiny_config,
     calls = []
     real = stacked.StackedStep.__call__
 
-    def killed_at_17(self, tokens, answers):
+    def killed_at_17(self, tokens, answers, step=None):
         calls.append(1)
         if len(calls) == 17:
             raise KeyboardInterrupt
-        return real(self, tokens, answers)
+        return real(self, tokens, answers, step)
 
     monkeypatch.setattr(stacked.StackedStep, "__call__", killed_at_17)
     with pytest.raises(KeyboardInterrupt):
@@ -263,3 +263,64 @@ def test_stack_groups_follow_the_run_order_and_the_shape(tiny_config):
     assert [[t["key"] for t in job] if isinstance(job, list) else job["key"] for job in jobs] == [
         ["0", "2"], ["1", "3"], ["4", "5"], "bad"]
     assert stack_jobs(tasks, 1) == tasks
+
+
+def perturbed(tiny_config):
+    """Runs with each per-run change a stack must apply on its own slice: a nudge of the initial weights, a nudge
+    after step 12, gradient noise at every step, steering over steps 5-20."""
+    return [tiny_config.replace(seed=1, jitter=1e-2, perturb_seed=1),
+            tiny_config.replace(seed=2, jitter=1e-2, jitter_step=12, perturb_seed=2),
+            tiny_config.replace(seed=3, grad_noise=1e-3, perturb_seed=3),
+            tiny_config.replace(seed=4, steer_from=5, steer_to=20, steer_share=0.0)]
+
+
+def test_nudged_noisy_and_steered_runs_in_a_stack_are_bit_identical_to_the_runs_alone(tiny_config, tmp_path):
+    configs = perturbed(tiny_config)
+    alone = [trainer.train(c, tmp_path / f"a{i}", progress=False, compile="off") for i, c in enumerate(configs)]
+    runs = stacked.train_stacked(configs, [tmp_path / f"s{i}" for i in range(len(configs))], progress=False,
+                                 compile="off")
+    for a, s in zip(alone, runs):
+        same_run(a, s)
+    plain = trainer.train(tiny_config.replace(seed=1), tmp_path / "plain", progress=False, compile="off")
+    assert not plain.metrics().equals(alone[0].metrics())  # the nudge did change the run
+
+
+def test_runs_that_stop_once_composed_leave_the_stack_as_they_would_stop_alone(tiny_config, tmp_path, monkeypatch):
+    configs = [tiny_config.replace(seed=s, stop_when_composed=1) for s in (1, 2, 3)]
+    probe = [trainer.train(c.replace(stop_when_composed=0), tmp_path / f"p{i}", progress=False, compile="off")
+             for i, c in enumerate(configs)]
+    # "composed" made a level of the tiny runs' own loss, so that they stop at different eval steps: the middle of
+    # their losses at step 11
+    at_11 = sorted(float(run.metrics().set_index("step").loc[11, "loss"]) for run in probe)
+    level = at_11[1]
+    monkeypatch.setattr(trainer, "composed_row", lambda row: row["loss"] <= level)
+    alone = [trainer.train(c, tmp_path / f"a{i}", progress=False, compile="off") for i, c in enumerate(configs)]
+    runs = stacked.train_stacked(configs, [tmp_path / f"s{i}" for i in range(3)], progress=False, compile="off")
+    steps = [r.final()["steps"] for r in alone]
+    assert len(set(steps)) > 1 and min(steps) < tiny_config.train.steps  # some left early, at different steps
+    for a, s in zip(alone, runs):
+        same_run(a, s)
+        assert s.final()["steps"] == a.final()["steps"]
+
+
+def test_a_stack_may_save_its_resume_state_less_often_and_still_resumes_exactly(tiny_config, alone_runs, tmp_path,
+                                                                              monkeypatch):
+    configs, paths = three(tiny_config), [tmp_path / f"s{i}" for i in range(3)]
+    calls = []
+    real = stacked.StackedStep.__call__
+
+    def killed_at_25(self, tokens, answers, step=None):
+        calls.append(1)
+        if len(calls) == 25:
+            raise KeyboardInterrupt
+        return real(self, tokens, answers, step)
+
+    monkeypatch.setattr(stacked.StackedStep, "__call__", killed_at_25)
+    with pytest.raises(KeyboardInterrupt):
+        stacked.train_stacked(configs, paths, progress=False, compile="off", state_every_s=1e9)
+    monkeypatch.undo()
+    assert [trainer.last_saved_step(Run(p)) for p in paths] == [1, 1, 1]  # only the first eval step saved its state
+    assert all(len(Run(p).metrics()) == 3 for p in paths)  # rows of steps 1, 11 and 21 were written
+    runs = stacked.train_stacked(configs, paths, progress=False, compile="off")
+    for alone, stack in zip(alone_runs, runs):
+        same_run(alone, stack)
