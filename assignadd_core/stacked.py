@@ -20,6 +20,7 @@ another run saved its state, are saved there, and the group grows until all trai
 from __future__ import annotations
 
 import math
+import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -116,11 +117,13 @@ def stack_optimizer_state(optimizers: list[torch.optim.Optimizer], stacked: torc
     stacked.load_state_dict({"state": merged, "param_groups": stacked.state_dict()["param_groups"]})
 
 
-def unstack_optimizer_state(stacked: torch.optim.Optimizer, k: int, optimizer: torch.optim.Optimizer) -> None:
-    """Run k's moments into its own AdamW (then saved as a run trained alone saves it)."""
-    state = {i: {key: (value.cpu() if key == "step" else value[k]).clone() for key, value in s.items()}
-             for i, s in stacked.state_dict()["state"].items()}  # the step on the host, as a run alone keeps it
-    optimizer.load_state_dict({"state": state, "param_groups": optimizer.state_dict()["param_groups"]})
+def unstack_optimizer_states(stacked: torch.optim.Optimizer, optimizers: list[torch.optim.Optimizer]) -> None:
+    """Each run's moments into its own AdamW (then saved as a run trained alone saves it)."""
+    states = stacked.state_dict()["state"]
+    for k, optimizer in enumerate(optimizers):
+        state = {i: {key: (value.cpu() if key == "step" else value[k]).clone() for key, value in s.items()}
+                 for i, s in states.items()}  # the step on the host, as a run alone keeps it
+        optimizer.load_state_dict({"state": state, "param_groups": optimizer.state_dict()["param_groups"]})
 
 
 class _PerRun:
@@ -290,7 +293,7 @@ def make_stack_optimizer(stack: "Stack", config: RunConfig, graphed: bool) -> to
 # ---------------------------------------------------------------------------- training
 def train_stacked(configs: list[RunConfig], run_dirs: list[Path], device: str = "cpu", progress: bool = True,
                   keep_checkpoints: str = "all", compile: str = "auto", state_every_s: float = 0.0,
-                  data_workers: int = 0) -> list[Run]:
+                  data_workers: int = 0, until: int | None = None) -> list[Run]:
     """Train (or resume) the runs `run_dirs[i]` of `configs[i]` stacked in this process; returns the Runs.
 
     Finished runs are left as they are. Settings and errors as `trainer.train` (BusyError at once when another
@@ -298,13 +301,16 @@ def train_stacked(configs: list[RunConfig], run_dirs: list[Path], device: str = 
     step only when this many seconds have passed since the last save (0: at every eval step, as a run alone; a GPU
     stack of hundreds of runs would otherwise write gigabytes); the metrics rows are written at every eval step and a
     resumed run drops those past its saved state, as always. `data_workers`: processes that build the next chunks of
-    the runs' data streams ahead (`prefetch`; 0: built in this process when needed)."""
+    the runs' data streams ahead (`data_prefetch`; 0: built in this process when needed). `until`: stop at this eval
+    step with every run's state saved there, unfinished (a benchmark, a time-boxed session); None: train to the end."""
     if len(configs) != len(run_dirs):
         raise ConfigError(f"{len(configs)} configs for {len(run_dirs)} run folders")
     if keep_checkpoints not in trainer.KEEP_CHOICES:
         raise ConfigError(f"keep_checkpoints must be one of {trainer.KEEP_CHOICES}, got {keep_checkpoints!r}")
     if state_every_s < 0:
         raise ConfigError(f"state_every_s must be >= 0, got {state_every_s!r}")
+    if until is not None and not any(trainer.is_eval_step(until, c) for c in configs[:1]):
+        raise ConfigError(f"until must be an eval step of the runs (1, 1 + eval_every, ...), got {until!r}")
     check_stackable(configs)
     runs = [Run(d) for d in run_dirs]
     if len({r.path.resolve() for r in runs}) != len(runs):
@@ -330,9 +336,12 @@ def train_stacked(configs: list[RunConfig], run_dirs: list[Path], device: str = 
             saved = {i: trainer.last_saved_step(runs[i]) for i in todo}
             low = min(saved.values())
             later = [s for s in saved.values() if s > low]
+            if until is not None and low >= until:
+                break
             group = [i for i in todo if saved[i] == low]
+            stop = min(later, default=configs[0].train.steps)
             _train_group([configs[i] for i in group], [runs[i] for i in group], dev, bf16, compiled,
-                         min(later, default=configs[0].train.steps), environment, progress, options)
+                         stop if until is None else min(stop, until), environment, progress, options)
     return runs
 
 
@@ -403,15 +412,18 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
             now = time.perf_counter()  # each run's elapsed time is the stack's wall time
             save_state = now - last_state_save >= options.state_every_s or step == stop
             finished = []
-            for i, (run, model, own, row) in enumerate(zip(group.runs, group.models, group.optimizers, rows)):
+            for i, row in enumerate(rows):
                 counters = group.counters[i]
                 counters["elapsed_s"] += now - tic
                 counters["composed_streak"] = counters["composed_streak"] + 1 if trainer.composed_row(row) else 0
-                trainer_state.stack.copy_to(i, model)
-                unstack_optimizer_state(trainer_state.optimizer, i, own)
-                trainer.save_eval_step(run, model, own, row, counters, options.keep_checkpoints, save_state)
                 if trainer.decided(group.configs[i], counters, step):
                     finished.append(i)
+            # the runs' own models and AdamWs are brought up to date only when something reads them
+            if save_state or finished or options.keep_checkpoints == "all":
+                trainer_state.sync_runs(group)
+            for run, model, own, row, counters in zip(group.runs, group.models, group.optimizers, rows,
+                                                      group.counters):
+                trainer.save_eval_step(run, model, own, row, counters, options.keep_checkpoints, save_state)
             if save_state:
                 last_state_save = now
             tic, loss_count = now, 0
@@ -464,8 +476,27 @@ class _Stacked:
         self.optimizer = make_stack_optimizer(self.stack, config, graphed)
         if start:
             stack_optimizer_state(group.optimizers, self.optimizer)
-        self.step_fn = (GraphedStep(self.stack, self.optimizer, config, dev, bf16) if graphed else
-                        StackedStep(self.stack, self.optimizer, config, dev, bf16, compiled, per_run))
+        self.step_fn = None
+        if graphed:
+            try:
+                self.step_fn = GraphedStep(self.stack, self.optimizer, config, dev, bf16)
+            except Exception as err:  # noqa: BLE001  (a torch or driver without graph support: train eager)
+                print(f"warning: the stacked step could not be captured as a CUDA graph ({type(err).__name__}:"
+                      f" {str(err).strip()[:200]}); training eager", file=sys.stderr)
+                # the warm-up may have moved the weights: the stack again from the runs' models, which it left alone
+                self.stack = Stack(group.models, config, dev, bf16)
+                per_run = _PerRun(self.stack, group.configs, group.models)
+                self.optimizer = make_stack_optimizer(self.stack, config, graphed=False)
+                if start:
+                    stack_optimizer_state(group.optimizers, self.optimizer)
+        if self.step_fn is None:
+            self.step_fn = StackedStep(self.stack, self.optimizer, config, dev, bf16, compiled, per_run)
+
+    def sync_runs(self, group: _Group) -> None:
+        """The stack's weights and moments into each run's own model and AdamW."""
+        for i, model in enumerate(group.models):
+            self.stack.copy_to(i, model)
+        unstack_optimizer_states(self.optimizer, group.optimizers)
 
 
 def _eval_rows(group: _Group, stack: Stack, evaluator, dev: torch.device, bf16: bool, step: int,

@@ -10,7 +10,7 @@ import pandas as pd
 from ..config import COMPILE_CHOICES
 from ..locks import BusyError
 from ..threads import set_threads
-from .driver import annotate, run_sweep
+from .driver import MAX_GPU_STACK, annotate, run_sweep
 from .executors import EXECUTORS, ClusterError
 from .grid import SWEEPS, Sweep, get_sweep, point_label
 from .store import CONTROLS, driver_lock, grid_status, results_path, write_csv
@@ -113,9 +113,10 @@ def register_cli(subparsers) -> None:
     run.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
                      help="torch.compile each run's training step ('auto', default: at one thread on a CPU, where it"
                           " is faster); results are recorded with the mode")
-    run.add_argument("--stack", type=int, default=1, metavar="K",
-                     help="train up to K points of one shape together in each worker, their weights stacked (default"
-                          " 1: on this project's CPU a stack trains no faster per run; README, Performance);"
+    run.add_argument("--stack", type=int, default=None, metavar="K",
+                     help="train up to K points of one shape together in each worker, their weights stacked (default:"
+                          " 1 on a CPU, where a stack trains no faster per run; on a GPU as many as fit, up to"
+                          f" {MAX_GPU_STACK}; README, Performance);"
                           " records and metrics are those of points trained alone")
     run.add_argument("--no-progress", action="store_true")
     run.set_defaults(func=cmd_run)

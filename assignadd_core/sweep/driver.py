@@ -16,17 +16,25 @@ from .store import (append_record, driver_lock, latest_records, metric_value, me
 from .worker import run_controls
 
 FINISHED = ("done", "failed")
+# On a GPU a sweep's points of one shape train as one stack, up to this many runs (memory: each run holds about 5 MB
+# of weights, gradients and moments, and its evaluation at most RUNS_PER_PASS at a time; far below a GPU's memory).
+MAX_GPU_STACK = 256
+GPU_STATE_EVERY_S = 300.0  # a GPU stack saves its runs' resume state at most this often (hundreds of runs)
 
 
 def run_sweep(sweep: Sweep, results_dir: Path | None = None, executor: str = "local", workers: int | None = None,
               threads: int | None = 1, device: str = "cpu", address: str | None = None,
               gpus_per_run: float | None = None, progress: bool = True, work_dir: Path | None = None,
-              compile: str = "auto", stack: int = 1) -> dict:
+              compile: str = "auto", stack: int | None = None) -> dict:
     """Run every unfinished point of `sweep`; returns counts {"done", "failed", "error", "skipped"}.
 
     `stack` > 1 trains up to that many points of one shape together in one worker (`stacked`), in run
-    order; their records and metrics are those of points trained alone. Raises BusyError at once when another
+    order; their records and metrics are those of points trained alone. None: 1 on a CPU; on a GPU (local executor)
+    up to MAX_GPU_STACK points in one stack, trained in this process. Raises BusyError at once when another
     driver runs this sweep."""
+    gpu_here = device.startswith("cuda") and executor == "local"
+    if stack is None:
+        stack = MAX_GPU_STACK if gpu_here else 1
     if not isinstance(stack, int) or stack < 1:
         raise ConfigError(f"stack must be an integer >= 1, got {stack!r}")
     if compile not in COMPILE_CHOICES:
@@ -45,8 +53,8 @@ def run_sweep(sweep: Sweep, results_dir: Path | None = None, executor: str = "lo
             raise DeviceError(f"--device {device}: torch sees no CUDA GPU on this machine; nothing was run")
     if executor == "ray" and address:
         check_ray_address(address)  # a dead address fails here in seconds, before anything is recorded
-    if workers is None:
-        workers = max(1, (os.cpu_count() or 1) // (threads or 1))
+    if workers is None:  # one process drives a GPU; on a CPU as many as the cores hold
+        workers = 1 if gpu_here else max(1, (os.cpu_count() or 1) // (threads or 1))
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
     with driver_lock(sweep, results_dir):  # what is left to run is read under the lock
@@ -63,9 +71,12 @@ def _drive(sweep: Sweep, results_dir: Path | None, executor: str, workers: int, 
     points = {p.key: p for p in sweep.run_order()}
     todo = [p for k, p in points.items() if latest.get(k, {}).get("status") not in FINISHED]
     counts = {"done": 0, "failed": 0, "error": 0, "skipped": len(points) - len(todo)}
+    gpu = device.startswith("cuda")
     tasks = [{"key": p.key, "overrides": p.overrides, "work_dir": str(work.resolve()), "device": device,
               "threads": threads, "compile": p.compile or compile,
-              "metrics_dir": str(metrics_dir(sweep, results_dir).resolve())}
+              "metrics_dir": str(metrics_dir(sweep, results_dir).resolve()),
+              **({"state_every_s": GPU_STATE_EVERY_S, "data_workers": gpu_data_workers(),
+                  "progress": progress and workers == 1} if gpu else {})}
              for p in todo]
     if not tasks:
         write_csv(sweep, results_dir)
@@ -101,6 +112,11 @@ def _drive(sweep: Sweep, results_dir: Path | None, executor: str, workers: int, 
     finally:
         bar.close()
     return counts
+
+
+def gpu_data_workers() -> int:
+    """Processes that build a GPU stack's batches ahead: the host's cores but two (the driver and the system)."""
+    return max(0, (os.cpu_count() or 1) - 2)
 
 
 def stack_jobs(tasks: list[dict], stack: int) -> list:

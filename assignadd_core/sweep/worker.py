@@ -62,11 +62,20 @@ def run_stack(tasks: list[dict]) -> list[dict]:
         set_threads(tasks[0].get("threads"))
         from ..stacked import train_stacked
         folders = [Path(tasks[i]["work_dir"]) / tasks[i]["key"] for i in ready]
-        runs = train_stacked([checked[i][0] for i in ready], folders, device=tasks[0].get("device", "cpu"),
-                             progress=False, keep_checkpoints="none", compile=tasks[0].get("compile", "auto"))
+        first = tasks[0]
+        runs = train_stacked([checked[i][0] for i in ready], folders, device=first.get("device", "cpu"),
+                             progress=first.get("progress", False), keep_checkpoints="none",
+                             compile=first.get("compile", "auto"), state_every_s=first.get("state_every_s", 0.0),
+                             data_workers=first.get("data_workers", 0))
         for i, run in zip(ready, runs):
             _record_done(tasks[i], run, checked[i][1])
     except Exception as err:  # noqa: BLE001
+        if str(tasks[0].get("device", "cpu")).startswith("cuda"):  # alone, hundreds of runs would take hours
+            print(f"warning: a stack of {len(ready)} points failed ({type(err).__name__}: {err}); recorded as"
+                  " errors, retried by the next `sweep run`", file=sys.stderr)
+            for i in ready:
+                checked[i][1].update(status="error", reason=_portable(f"{type(err).__name__}: {err}", tasks[i]))
+            return [_stamp(record, tic) for _, record in checked]
         print(f"warning: a stack of {len(ready)} points failed ({type(err).__name__}: {err}); training them one"
               " by one", file=sys.stderr)
         return [run_point(task) for task in tasks]
