@@ -304,16 +304,18 @@ def build_parser() -> argparse.ArgumentParser:
     cw.set_defaults(func=cmd_c10_window)
 
     ge = sub.add_parser("generality", help="the mechanism on other tasks and shapes: train the study's runs"
-                                           " (mod 97, mod 113, 24 variables, 3 layers x 2 heads; seeds 42-44), or"
-                                           " list them")
+                                           " (mod 97, mod 113, 24 variables, 3 layers x 2 heads; seeds 42-44;"
+                                           " studies/generality.yaml), or list them")
     ge.add_argument("action", choices=("run", "status"))
     ge.add_argument("--part", default="1/1", metavar="I/N",
                     help="run: train the I-th of N shares of the plan (two processes: 1/2 and 2/2; default 1/1)")
     ge.add_argument("--shapes", nargs="+", metavar="SHAPE", help="run: only these shapes (default: all four)")
     ge.add_argument("--steps", type=int, default=None,
                     help="run: train each run to this many steps, for a quick look (runs named <shape>_seed<seed>_s<steps>;"
-                         " default: the study's 20,000)")
-    ge.add_argument("--root", type=Path, default=None, help="folder holding the study's runs (default runs/generality)")
+                         " default: the study's steps in studies/generality.yaml)")
+    ge.add_argument("--root", type=Path, default=None,
+                    help="folder holding the study's runs (default runs/generality40k, the profile's folder)")
+    ge.add_argument("--device", default="cpu", help="run: cpu or cuda (default cpu)")
     ge.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     ge.add_argument("--no-progress", action="store_true")
     ge.set_defaults(func=cmd_generality)
@@ -349,7 +351,7 @@ def cmd_generality(args) -> int:
         if steps < 1:
             raise ConfigError(f"--steps must be at least 1, got {steps}")
         trained = generality.run_part(part, of, root, threads=args.threads, progress=not args.no_progress,
-                                      shapes=args.shapes, steps=steps)
+                                      shapes=args.shapes, steps=steps, device=args.device)
         print(f"trained {len(trained)} run(s): {', '.join(trained) or 'none (all finished)'}")
     for row in generality.status(root):
         state = "finished" if row["finished"] else f"at step {row['last_step']:,}" if row["last_step"] else "not started"

@@ -1,17 +1,20 @@
 """The mechanism on other tasks and shapes (the chapter "Beyond the paper's task"): its runs and their driver.
 
 Planned on 2026-12-04, before any of its runs, with its rules (`verdicts.RULES` G1-G5), in the study profile
-`studies/generality.yaml`: four departures from the paper's configuration, each on seeds 42-44 for 20,000 steps (the authors' figures run to step 20,000, past their
-refinement window of 14,500-16,000; our paper-shape seeds finish their final rise by step 7,000):
+`studies/generality.yaml`: four departures from the paper's configuration, each on seeds 42-44 for 40,000 steps (the
+paper's main-run length; the study's first runs stopped at 20,000, where the authors' figures end, and G1's "no final
+rise" there was mostly censoring: four of the five composed paper-shape seeds of 42-51 finish their final rise at
+steps 20,801-37,301):
 
 * `mod97`, `mod113`: another modulus (a prime, as 59), 12 variables;
 * `vars24`: 24 variables at modulus 59 (the first two left-only and the last two right-only, as a, b and k, l);
 * `layers3_heads2`: 3 layers of 2 heads, the MLP in the last block only, at the paper's task.
 
-Each run is an ordinary run folder under `runs/generality/<shape>_seed<seed>/`, trained by `trainer.train` (so a
-killed run resumes); its metrics, final.json and final weights are committed, its checkpoints are not kept. The
-2-var question (G5) is the sweep `r_sweep_vars24` (`sweep.grid`). `python -m assignadd_core generality run --part 1/2`
-trains every other planned run, `--part 2/2` the rest, so two processes share the plan.
+Each run is an ordinary run folder under `runs/<folder>/<shape>_seed<seed>/` (`folder` in the profile:
+`generality40k`; the 20,000-step runs stay in `runs/generality/`, the profile's `earlier`), trained by
+`trainer.train` (so a killed run resumes); its metrics, final.json and final weights are committed, its checkpoints
+are not kept. The 2-var question (G5) is the sweep `r_sweep_vars24` (`sweep.grid`). `python -m assignadd_core
+generality run --part 1/2` trains every other planned run, `--part 2/2` the rest, so two processes share the plan.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ SHAPES = {name: {key: tuple(v) if isinstance(v, list) else v for key, v in shape
           for name, shape in STUDY["shapes"].items()}
 SHAPE_NAMES = {"paper": STUDY["paper_label"], **{name: shape["label"] for name, shape in STUDY["shapes"].items()}}
 ROOT = DEFAULT_ROOT / STUDY["folder"]
+EARLIER = STUDY.get("earlier")  # the study's first runs ({folder, steps}), kept readable as they were
 
 
 class Planned(NamedTuple):
@@ -75,9 +79,9 @@ def finished(root: Path, name: str) -> bool:
 
 
 def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: bool = True,
-             shapes: list[str] | None = None, steps: int = STEPS) -> list[str]:
+             shapes: list[str] | None = None, steps: int = STEPS, device: str = "cpu") -> list[str]:
     """Train this part's runs that are not finished (each resumes where it stopped), only those of `shapes` if
-    given; the names trained."""
+    given, on `device`; the names trained."""
     import torch
 
     from . import trainer
@@ -88,7 +92,7 @@ def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: 
     for item in part_of_plan(part, of, steps):
         if finished(root, item.name) or (shapes and item.shape not in shapes):
             continue
-        trainer.train(item.config, root / item.name, progress=progress, keep_checkpoints="none")
+        trainer.train(item.config, root / item.name, device=device, progress=progress, keep_checkpoints="none")
         done.append(item.name)
     return done
 

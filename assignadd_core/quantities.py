@@ -237,12 +237,15 @@ def _eq_variable_scores(model, step):
 
 
 def _found_roles(model, step):
-    """G2's roles of a model (the search over heads and blocks where a shape has several) and its measures there."""
-    from .analysis.generality import found_roles
+    """G2's roles of a model (the search over heads and blocks where a shape has several), its measures there (measure
+    6 on the union of the lookup heads), the lookup heads as a mask (`analysis.generality.mask_heads`) and the best
+    single head's measure 6."""
+    from .analysis.generality import found_roles, heads_mask
     found = found_roles(model)
     return {"copy_block": float(found["copy"][0]), "copy_head": float(found["copy"][1]),
             "lookup_block": float(found["lookup"][0]), "lookup_head": float(found["lookup"][1]),
-            "searched": float(found["searched"]), **{name: found[name] for name in MEASURE_NAMES}}
+            "lookup_heads": heads_mask(found["lookup_heads"]), "searched": float(found["searched"]),
+            **{name: found[name] for name in MEASURE_NAMES}, "m6_single_head": found["m6_single_head"]}
 
 
 QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
@@ -272,8 +275,11 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("eq_variable_scores", 1, _eq_variable_score_columns(RunConfig()), _eq_variable_scores,
              "layer 1's score from `=` to each variable at the operand positions, and its parts",
              sized_columns=_eq_variable_score_columns),
-    Quantity("found_roles", 1, ("copy_block", "copy_head", "lookup_block", "lookup_head", "searched", *MEASURE_NAMES),
-             _found_roles, "which heads copy and look up (searched where a shape has several) and the measures there (G2)"),
+    # version 2 (2026-12-04): measure 6 on the union of the lookup heads, the heads' mask and the best single head's
+    Quantity("found_roles", 2, ("copy_block", "copy_head", "lookup_block", "lookup_head", "lookup_heads", "searched",
+                                *MEASURE_NAMES, "m6_single_head"),
+             _found_roles, "which heads copy and look up (searched where a shape has several) and the measures there,"
+             " measure 6 on the union of the lookup heads (G2)"),
     Quantity("qk2_gradient", 1, ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",
                                  "grad_fraction_in_subspace"), _qk2_gradient,
              "the negative gradient on layer 2's QK, on the variable copies (C10)", needs_grad=True),

@@ -260,6 +260,21 @@ FLIP_PERTURBATIONS = (*replicates((1, 2, 3), jitter=1e-7), *replicates((1, 2, 3)
                       *replicates((1, 2), jitter=1e-4, jitter_step=1000), *replicates((1, 2), jitter=1e-4, jitter_step=3000),
                       *replicates((1, 2), grad_noise=1e-7), *replicates((1, 2), grad_noise=1e-5))
 
+# R2's replicates (stated 2026-12-04, before their runs): every cell of the crossed design with a one-time nudge at
+# step 0 (jitter 1e-4, the flips study's middle size) at perturb seeds 1 and 2; with the cell's eager and compiled
+# runs, 4 replicates per cell, so the pair and a run's own chance can be told apart. The diagonal cells' nudged runs
+# have the configs of composition_flips' jitter-1e-4 replicates 1 and 2 (trained eager on CPU there): the same runs
+# on another machine.
+ODDS_NUDGE = STUDY["composition"]["odds_nudge"]
+ODDS_NUDGED = replicates(ODDS_NUDGE["perturb_seeds"], jitter=float(ODDS_NUDGE["jitter"]))  # at step 0
+
+
+def nudged_by_replicate(point: "Point") -> tuple[int, int]:
+    """Run order of the nudged design: the first replicate on every cell (wrapped diagonals, so a design stopped early
+    is balanced), then the second."""
+    return point.perturbation.get("train.perturb_seed", 0), odds_wrapped_diagonal(point)
+
+
 # C10's causal test (`steer`, `verdicts.c10_causal`), fixed before its runs: the first three seeds of
 # composition_seeds that composed (42, 44, 49: at steps 2,501-5,501) have the identity component of every layer-2
 # QK update removed over steps 1-6,000; the first three that stayed stuck (43, 45, 46: layer 1 copies from
@@ -277,6 +292,10 @@ MAIN_SWEEP_SEEDS = tuple(STUDY["sweeps"]["seeds"])
 F_GRID = evenly_spaced(*(STUDY["sweeps"]["f_grid"][k] for k in ("low", "high", "n")))
 R_GRID = evenly_spaced(*(STUDY["sweeps"]["r_grid"][k] for k in ("low", "high", "n")))
 F_ADDED = slice(*STUDY["sweeps"]["f_added_values"])
+# C9's added seeds (stated 2026-12-04 from the power calculation, `analysis.power`): new seeds at the r grid's first
+# R_ADDED_VALUES values, the paper's 30,000 steps; with seeds 42-46 they are every seed C9 reads there.
+POWER_SEEDS = seed_range(STUDY["sweeps"]["power_seeds"])
+POWER_STEPS = STUDY["sweeps"]["power_steps"]
 
 
 def added_seeds_where_decided(key: str, values: tuple, point: "Point") -> bool:
@@ -301,6 +320,14 @@ _SWEEPS = {
         base={"task.train_fraction": 0.7, "train.steps": PAPER_SWEEP_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
         seeds=(*MAIN_SWEEP_SEEDS, *ADDED_SEEDS), keep=partial(added_seeds_where_decided, "task.two_var_rate", R_GRID[:R_ADDED_VALUES]),
         description="2-var rate r: 2-var rows kept, as the paper defines it (C9); metric: 2-var union exact",
+        paper_value=0.2, x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
+    # C9's added seeds: their own results file, so r_sweep (complete, 79 runs on CPU) stays as it was; C9 reads both.
+    "r_sweep_power": Sweep(
+        "r_sweep_power", {"task.two_var_rate": R_GRID[:R_ADDED_VALUES]}, metric="2var_union",
+        base={"task.train_fraction": 0.7, "train.steps": POWER_STEPS, "train.eval_every": SWEEP_EVAL_EVERY},
+        seeds=POWER_SEEDS, description=f"C9's added seeds {POWER_SEEDS[0]}-{POWER_SEEDS[-1]} at the r grid's first"
+                                       f" {R_ADDED_VALUES} values (f = 0.7, {POWER_STEPS:,} steps; chosen by the power"
+                                       " calculation, stated 2026-12-04); metric: 2-var union exact",
         paper_value=0.2, x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
     "r_sweep_share_only": Sweep(
         "r_sweep_share_only", {"task.two_var_rate": R_GRID}, metric="2var_union",
@@ -337,6 +364,13 @@ _SWEEPS = {
         modes=("eager", "compiled"), run_first=odds_wrapped_diagonal, x_label="initialization seed", metric_label="1-var train accuracy",
         description="the fresh crossed design: 8 initializations x 8 data orders never used before, each cell eager"
                     " and compiled (fp32), 12,000 steps, stopped once composition holds"),
+    "composition_odds_nudged": Sweep(
+        "composition_odds_nudged", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE,
+        seeds=ODDS_DATA, perturbations=ODDS_NUDGED, run_first=nudged_by_replicate, x_label="initialization seed",
+        metric_label="1-var train accuracy",
+        description="R2's replicates: every cell of the crossed design with a one-time nudge of 1e-4 at step 0"
+                    " (perturb seeds 1 and 2), 12,000 steps, stopped once composition holds; with the eager and"
+                    " compiled runs, 4 replicates per cell (stated 2026-12-04, trained on a GPU)"),
     "composition_flips": Sweep(
         "composition_flips", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
         keep=odds_diagonal, perturbations=FLIP_PERTURBATIONS, modes=("eager",), run_first=flips_by_replicate,
@@ -360,6 +394,11 @@ _SWEEPS = {
         "composition_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
         seeds=tuple(range(42, 52)), metric_label="1-var train accuracy",
         description="the ten main seeds again with bf16 autocast (the authors' precision), 12,000 steps"),
+    "composition_seeds_cuda_bf16": Sweep(
+        "composition_seeds_cuda_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
+        seeds=seed_range(STUDY["composition"]["seeds"]), metric_label="1-var train accuracy",
+        description="the composition study's 32 seeds with bf16 autocast on a GPU (the authors' numerical mode),"
+                    " 12,000 steps: a row of chapter 4's numerical modes (stated 2026-12-04)"),
     # G5 (the generality chapter; stated 2026-12-04 before its runs): the r_sweep's first two values, where its
     # 2-var union is still rising, at 24 variables, paired by seed with the 12-variable runs.
     "r_sweep_vars24": Sweep(
