@@ -268,7 +268,7 @@ class Batch:
 # else); the work between the draws is done on numpy columns (one contiguous array per slot, pad or variable) with
 # branch-free arithmetic, and the two row sorts are replaced by a sorting network and by counting (see _first_variables
 # and _ranks). tests/test_data_golden.py pins the output; benchmarks/data_stream.py times it against the first version.
-TORCH_SORT_STABLE_UP_TO = 16  # torch's CPU sort orders a row of at most 16 keys by insertion sort: ties keep index order
+TORCH_SORT_STABLE_UP_TO = 16  # torch's CPU sort orders rows of at most 16 keys by insertion sort: ties keep their order
 KEY_SCALE = 2.0 ** 24  # torch.rand's float32 draws are multiples of 2^-24, so key * 2^24 is an exact integer
 
 
@@ -354,7 +354,8 @@ def _first_variables(keys: np.ndarray, slots: int) -> list[np.ndarray]:
     """
     b, n = keys.shape
     bits = max(n - 1, 1).bit_length()
-    packed = np.multiply(keys.T, KEY_SCALE, order="C").astype(np.int32)
+    packed = np.empty((n, b), np.int32)
+    np.multiply(keys.T, KEY_SCALE, out=packed, casting="unsafe")  # exact integers: the cast changes nothing
     packed <<= bits
     packed += np.arange(n, dtype=np.int32)[:, None]
     unstable = n > TORCH_SORT_STABLE_UP_TO
@@ -408,7 +409,8 @@ def _pads_before(draws: np.ndarray, n_assign: np.ndarray, prefix: int, rank: lis
     (a field of count_bits bits per rank: a PAD in gap g adds 1 to the fields of ranks >= g), else rank by rank."""
     n_pads = prefix - 2 * n_assign
     n_gaps = (n_assign + 1).astype(np.float32)
-    gaps = ((draws[:, p] * n_gaps).astype(np.int32) for p in range(layout.pads))  # torch's (u * (n + 1)).long()
+    gaps = (np.multiply(draws[:, p], n_gaps, out=np.empty(len(n_assign), np.int32), casting="unsafe")
+            for p in range(layout.pads))  # torch's (u * (n + 1)).long(): a float32 product, truncated
     w, slots = layout.count_bits, layout.slots
     if layout.count_dtype is not None:
         fields = sum(1 << (w * i) for i in range(slots))
@@ -456,7 +458,7 @@ def build_sequences(task: TaskConfig, lhs_val, rhs_val, lhs_var, rhs_var, gen: t
         flat_keys[at] = np.where(has, np.float32(key), flat_keys[at])
     variables = _first_variables(keys, slots)
     draws = torch.randint(0, task.modulus, (b, slots), generator=gen).numpy()
-    values = [np.ascontiguousarray(draws[:, s]) for s in range(slots)]
+    values = [draws[:, s] for s in range(slots)]
     if slots > 1:  # the rhs variable sorts right after the lhs one
         values[1] = _select(has_l & has_r, rv, values[1])
     values[0] = _select(has_l, lv, _select(has_r, rv, values[0]))
@@ -466,18 +468,20 @@ def build_sequences(task: TaskConfig, lhs_val, rhs_val, lhs_var, rhs_var, gen: t
     rank = _ranks(torch.rand(b, slots, generator=gen).numpy(), used)
     pads = _pads_before(torch.rand(b, layout.pads, generator=gen).numpy(), n, prefix, rank, layout)
 
+    # Assignment i starts after the i before it and the PADs in gaps <= i. An unused slot (rank >= n: every PAD
+    # before it) starts at or past the query: it is moved to the query's first two columns, written after it.
+    start = [np.minimum(2 * r + p, prefix) for r, p in zip(rank, pads)]
     tokens = np.full((b, task.seq_len), layout.pad, layout.tokens)
     flat, row_start = tokens.reshape(-1), np.arange(b) * task.seq_len
-    value_at = []
-    for slot in range(slots):  # unused slots write into the query's first two columns, written below
-        at = _select(used[slot], 2 * rank[slot] + pads[slot], prefix) + row_start
+    for slot in range(slots):
+        at = start[slot] + row_start
         flat[at] = variables[slot] + layout.var0
         at += 1
         flat[at] = values[slot]
-        value_at.append(at - row_start)
     lhs_query, rhs_query = task.operand_positions  # a literal operand is read from the query itself
-    lhs_src = _select(has_l, value_at[0], lhs_query)
-    rhs_src = _select(has_r, _select(has_l, value_at[1], value_at[0]) if slots > 1 else value_at[0], rhs_query)
+    lhs_src = _select(has_l, start[0] + 1, lhs_query).astype(np.int64)
+    rhs_start = _select(has_l, start[1], start[0]) if slots > 1 else start[0]
+    rhs_src = _select(has_r, rhs_start + 1, rhs_query).astype(np.int64)
     tokens[:, prefix] = layout.plus
     tokens[:, prefix + 1] = _select(has_l, lvar + layout.var0, lv)
     tokens[:, prefix + 2] = _select(has_r, rvar + layout.var0, rv)

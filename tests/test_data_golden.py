@@ -6,19 +6,22 @@ of commit 574d0d4 produced it, for configs that reach every branch: the paper's 
 f, the share-only ablation, f = 1 (no held-out pair: empty pools), no left- or right-only variable (empty forbidden
 sets), 4 variables (fewer than the prefix has slots), 24 and 26 variables and 18 slots (random keys sorted in rows
 longer than 16), modulus 97 and 24 variables (exact sets sampled), sequences of 8, 9 and 40 tokens. Among these rows
-are some whose random keys tie in a row longer than 16, where torch's sort is not stable (24 and 26 variables, 18 slots):
-a generator that breaks such ties another way fails here.
+are some whose random keys tie in a row longer than 16, where torch's sort is not stable (24 and 26 variables, 18
+slots): a generator that breaks such ties another way fails here.
 """
 from __future__ import annotations
 
 import hashlib
-from dataclasses import fields
+from dataclasses import fields, replace
 
+import numpy as np
 import pytest
 import torch
 
 from assignadd_core.config import TaskConfig
-from assignadd_core.data import Batch, TrainStream, eval_pools, exact_sets, sample_queries
+from assignadd_core.data import (TORCH_SORT_STABLE_UP_TO, Batch, TrainStream, _first_variables, _layout,
+                                 _merge_exchange, _pads_before, _ranks, _smallest, compact_dtype, eval_pools,
+                                 exact_sets, sample_queries)
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -109,3 +112,88 @@ def test_training_batches_are_todays(name):
 def test_pools_and_exact_sets_are_todays(name):
     task, _ = CONFIGS[name]
     assert (pools_digest(task), exact_digest(task)) == GOLDEN[name][2:]
+
+
+# ---------------------------------------------------------------------------- the pieces that replace torch's sorts
+def test_merge_exchange_sorts_every_zero_one_input():
+    """By the 0-1 principle a comparator network that sorts every 0/1 input sorts every input: checked whole up
+    to 16 keys, the longest row torch sorts stably."""
+    for n in range(1, 17):
+        inputs = (np.arange(2**n)[:, None] >> np.arange(n)) & 1  # every 0/1 vector of length n, one per row
+        columns = list(inputs.T.copy())
+        for i, j in _merge_exchange(n):
+            columns[i], columns[j] = np.minimum(columns[i], columns[j]), np.maximum(columns[i], columns[j])
+        assert (np.diff(np.stack(columns, 1), axis=1) >= 0).all(), n
+
+
+@pytest.mark.parametrize("n", [2, 3, 6, 12, 17, 24, 26])
+def test_the_pruned_network_gives_the_smallest_in_order(n):
+    rng = np.random.default_rng(n)
+    values = rng.permutation(10 * n * 500)[: n * 500].reshape(500, n).astype(np.int32)  # distinct
+    for k in {1, min(6, n), n}:
+        smallest = _smallest(list(values.T.copy()), k)
+        assert np.array_equal(np.stack(smallest, 1), np.sort(values, 1)[:, :k]), k
+
+
+def tie_heavy_keys(b: int, n: int, seed: int) -> torch.Tensor:
+    """Keys as build_sequences sorts them (multiples of 2^-24 in [0, 1)), from only 4 values: most rows tie."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 4, (b, n), generator=g).float() * 0.25
+
+
+def test_torch_sorts_short_rows_stably():
+    """What the packed sort relies on: torch's CPU argsort keeps equal keys in index order in rows of up to 16."""
+    for n in range(1, TORCH_SORT_STABLE_UP_TO + 1):
+        keys = tie_heavy_keys(4000, n, n)
+        assert torch.equal(keys.argsort(dim=1), keys.argsort(dim=1, stable=True)), n
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 12, 16, 17, 24, 26])
+def test_first_variables_are_torchs_argsort_despite_ties(n):
+    keys = tie_heavy_keys(3000, n, 100 + n)
+    keys[:, 0], keys[::3, n - 1] = -2.0, -1.0  # the query variables' forced keys
+    for slots in {1, min(6, n), n}:
+        expected = keys.argsort(dim=1)[:, :slots]
+        got = torch.from_numpy(np.stack(_first_variables(keys.numpy().copy(), slots), 1)).long()
+        assert torch.equal(got, expected), slots
+
+
+@pytest.mark.parametrize("slots", [1, 2, 6, 16, 18])
+def test_ranks_are_the_inverse_of_torchs_argsort_despite_ties(slots):
+    keys = tie_heavy_keys(3000, slots, 200 + slots)
+    n_assign = torch.randint(1, slots + 1, (3000,), generator=torch.Generator().manual_seed(slots))
+    used = torch.arange(slots) < n_assign[:, None]
+    filled = torch.where(used, keys, 2.0)
+    perm = filled.argsort(dim=1)
+    rank = np.stack(_ranks(keys.numpy(), [u.numpy() for u in used.T.contiguous()]), 1)
+    # where a used slot goes: the position of the slot in torch's order (unused slots' order is never read)
+    got = torch.from_numpy(rank).long().gather(1, perm)
+    assert torch.equal(torch.where(used, got, 0), torch.where(used, torch.arange(slots).expand_as(got), 0))
+
+
+def test_both_pad_counts_agree():
+    """The packed PAD count (one integer per row) and the rank-by-rank one, on the paper's layout."""
+    task = TaskConfig()
+    layout = _layout(task)
+    g = torch.Generator().manual_seed(3)
+    n_assign = torch.randint(1, layout.slots + 1, (5000,), generator=g).numpy()
+    rank = [np.minimum(torch.randint(0, layout.slots, (5000,), generator=g).numpy(), n_assign - 1).astype(np.int32)
+            for _ in range(layout.slots)]
+    draws = torch.rand(5000, layout.pads, generator=g).numpy()
+    packed = _pads_before(draws, n_assign, task.prefix_len, rank, layout)
+    counted = _pads_before(draws, n_assign, task.prefix_len, rank, replace(layout, count_dtype=None))
+    assert layout.count_dtype is not None and all(np.array_equal(a, b) for a, b in zip(packed, counted))
+    gaps = (torch.from_numpy(draws) * torch.from_numpy(n_assign + 1)[:, None]).long()  # the first version's PADs
+    real = torch.arange(layout.pads) < torch.from_numpy(task.prefix_len - 2 * n_assign)[:, None]
+    for r, count in zip(rank, counted):
+        assert np.array_equal(count, ((gaps <= torch.from_numpy(r)[:, None]) & real).sum(1).numpy())
+
+
+@pytest.mark.parametrize("modulus, dtype", [(59, torch.uint8), (300, torch.int16)])
+def test_compact_rows_are_the_same_numbers(modulus, dtype):
+    task = TaskConfig(modulus=modulus, pool_size=10)
+    wide = sample_queries(task, 500, torch.Generator().manual_seed(1))
+    compact = sample_queries(task, 500, torch.Generator().manual_seed(1), compact=True)
+    assert compact_dtype(task) == compact.tokens.dtype == compact.answers.dtype == dtype
+    assert wide.tokens.dtype == wide.answers.dtype == torch.long
+    assert torch.equal(compact.tokens.long(), wide.tokens) and torch.equal(compact.answers.long(), wide.answers)
