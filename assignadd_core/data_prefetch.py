@@ -99,6 +99,7 @@ class ChunkPrefetcher:
                 workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start,
                 initargs=(os.getpid(),))
         self._chunks: dict[int, list[concurrent.futures.Future]] = {}  # chunk index -> its streams' tasks
+        self._ready: set[int] = set()  # chunks whose tasks have all ended well
         self._finalizer = weakref.finalize(self, _stop, self._pool, self._id)
         self._start(self._chunk(start_step))
 
@@ -115,6 +116,7 @@ class ChunkPrefetcher:
         wanted = range(chunk, chunk + self.ahead + 1)
         keep = set(wanted) | {chunk - 1}  # ahead + 2 consecutive chunks: each has a ring slot of its own
         stale = [f for c in list(self._chunks) if c not in keep for f in self._chunks.pop(c)]
+        self._ready &= keep
         for future in stale:  # after a jump: a task still writing into a slot that a new chunk takes must end first
             future.cancel()
         concurrent.futures.wait(stale)
@@ -130,8 +132,10 @@ class ChunkPrefetcher:
         chunk = self._chunk(step)
         if chunk not in self._chunks or chunk + self.ahead not in self._chunks:
             self._start(chunk)
-        for future in self._chunks[chunk]:
-            future.result()  # waits; re-raises a worker's error here
+        if chunk not in self._ready:
+            for future in self._chunks[chunk]:
+                future.result()  # waits; re-raises a worker's error here
+            self._ready.add(chunk)
         slot, row = chunk % self.tokens.shape[0], (step - 1) % self.chunk_steps
         tokens, answers = self.tokens[slot, row], self.answers[slot, row]
         if len(self.live) < tokens.shape[0]:
