@@ -680,14 +680,10 @@ class TrainStream:
         self.task, self.batch_size, self.seed, self.chunk_steps = task, batch_size, seed, chunk_steps
         self._chunk_index, self._chunk = None, None
 
-    def chunk_of(self, step: int) -> tuple[int, int]:
-        """(chunk index, first row in the chunk) of 1-indexed training step `step`."""
-        index, offset = divmod(step - 1, self.chunk_steps)
-        return index, offset * self.batch_size
-
     def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Tokens and answers (int64) of 1-indexed training step `step`."""
-        index, lo = self.chunk_of(step)
+        index, offset = divmod(step - 1, self.chunk_steps)
+        lo = offset * self.batch_size
         if index != self._chunk_index:
             self._chunk = stream_chunk(self.task, self.batch_size, self.seed, index, self.chunk_steps)
             self._chunk_index = index

@@ -11,6 +11,7 @@ wait once the workers keep up.
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
 import mmap
 import multiprocessing
 import os
@@ -28,10 +29,27 @@ from .data import TrainStream, compact_dtype, stream_chunk
 _RINGS: dict[int, tuple[list[TrainStream], torch.Tensor, torch.Tensor]] = {}
 
 
+def keep_freed_memory() -> bool:
+    """Have this process's allocator (glibc) keep the memory it frees instead of handing it back to the system: a
+    chunk's arrays are then built in pages already mapped, where otherwise each chunk faults a few MB in again
+    (about 0.02-0.05 ms per batch on this project's CPU). For processes that build chunks and nothing else; True if
+    the allocator took the setting."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return False
+    return bool(mallopt(_M_TRIM_THRESHOLD, 1 << 30)) and bool(mallopt(_M_MMAP_THRESHOLD, 1 << 26))
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+
+
 def _worker_start(parent: int) -> None:
-    """Worker start: one torch thread (the workers are the parallelism; a forked OpenMP pool must not be used), and
-    a watch on the parent: a worker whose consumer was killed outright exits instead of waiting for work forever."""
+    """Worker start: one torch thread (the workers are the parallelism; a forked OpenMP pool must not be used), an
+    allocator that keeps freed memory, and a watch on the parent: a worker whose consumer was killed outright exits
+    instead of waiting for work forever."""
     torch.set_num_threads(1)
+    keep_freed_memory()
     threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
 
 

@@ -1,14 +1,16 @@
 """Times the training data: the generator on one thread against its first version, and the chunk prefetcher.
 
     python benchmarks/data_stream.py [--chunks 5] [--streams 8] [--workers 1 2] [--prefetch-chunks 3] [--json]
-                                     [--no-threads]
+                                     [--no-threads] [--keep-freed-memory]
 
 1. Generation on one torch thread, in this process, on the paper's task: ms per 512-sequence batch for
    `data.stream_chunk` (a training chunk of 100 batches, compact tokens), for the same chunk built by the first,
    all-torch generator (`data_reference.py`, kept verbatim; the same batches, tests/test_data_golden.py), and for
    the random draws alone (the same torch calls on the same generator with nothing done between them: the floor any
    generator that keeps today's batches pays). Each time is the fastest of `--chunks` chunks after one warm-up
-   (this process's CPU time, which other processes sharing the cores inflate less than wall time).
+   (this process's CPU time, which other processes sharing the cores inflate less than wall time), then their mean.
+   `--keep-freed-memory` first gives this process the allocator setting of the prefetch workers
+   (`data_prefetch.keep_freed_memory`: no page faults for memory freed by the chunk before).
 2. The prefetcher (`data_prefetch.ChunkPrefetcher`) serving `--streams` streams of the paper's task with each of
    `--workers` worker processes (and, unless --no-threads, as many threads instead), the consumer asking for steps
    as fast as it can: steps per second (one step = a [K, 512, 16] batch) and stream batches per second (K x that),
@@ -18,8 +20,9 @@ Then the current generator by part: the draws, and the work that replaced torch'
 (`breakdown`: ms per batch of each helper on one chunk's inputs); the rest is the picks, the forced keys, the values
 and the token assembly.
 
-`--json` prints one object: ms_per_batch ({reference, current, draws_only}), speedup, breakdown ({variables, ranks,
-pads}) and prefetch ([{streams, workers, threads, steps_per_s, batches_per_s}]).
+`--json` prints one object: ms_per_batch ({reference, current, draws_only}: the fastest chunks), mean_ms_per_batch
+(the same keys), speedup (fastest against fastest), keep_freed_memory, breakdown ({variables, ranks, pads}) and
+prefetch ([{streams, workers, threads, steps_per_s, batches_per_s}]).
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ import data_reference  # noqa: E402
 from assignadd_core import data  # noqa: E402
 from assignadd_core.config import TaskConfig  # noqa: E402
 from assignadd_core.data import TrainStream, make_split, stream_chunk, type_weights  # noqa: E402
-from assignadd_core.data_prefetch import ChunkPrefetcher  # noqa: E402
+from assignadd_core.data_prefetch import ChunkPrefetcher, keep_freed_memory  # noqa: E402
 
 BATCH, CHUNK_STEPS = 512, 100
 
@@ -62,28 +65,30 @@ def draws_only(task: TaskConfig, n: int, gen: torch.Generator) -> None:
     torch.rand(n, task.prefix_len - 2, generator=gen)
 
 
-def per_batch_ms(build, chunks: int) -> float:
-    """The fastest of `chunks` chunks (after a warm-up), in ms of this process's CPU time per batch."""
+def per_batch_ms(build, chunks: int, mean: bool = False) -> float:
+    """The fastest of `chunks` chunks (after a warm-up), or their mean, in ms of this process's CPU time per batch."""
     build(0)
-    best = float("inf")
+    times = []
     for index in range(1, chunks + 1):
         start = time.process_time()
         build(index)
-        best = min(best, time.process_time() - start)
-    return 1000 * best / CHUNK_STEPS
+        times.append(time.process_time() - start)
+    return 1000 * (sum(times) / len(times) if mean else min(times)) / CHUNK_STEPS
 
 
 def generation(chunks: int) -> dict:
     task = TaskConfig()
     make_split(task)
     torch.set_num_threads(1)
-    times = {
-        "reference": per_batch_ms(lambda i: data_reference.training_rows(task, CHUNK_STEPS * BATCH,
-                                                                          chunk_generator(i)), chunks),
-        "current": per_batch_ms(lambda i: stream_chunk(task, BATCH, 42, i, CHUNK_STEPS), chunks),
-        "draws_only": per_batch_ms(lambda i: draws_only(task, CHUNK_STEPS * BATCH, chunk_generator(i)), chunks),
+    builders = {
+        "reference": lambda i: data_reference.training_rows(task, CHUNK_STEPS * BATCH, chunk_generator(i)),
+        "current": lambda i: stream_chunk(task, BATCH, 42, i, CHUNK_STEPS),
+        "draws_only": lambda i: draws_only(task, CHUNK_STEPS * BATCH, chunk_generator(i)),
     }
-    return {"ms_per_batch": times, "speedup": times["reference"] / times["current"], "breakdown": breakdown(task, chunks)}
+    times = {name: per_batch_ms(build, chunks) for name, build in builders.items()}
+    means = {name: per_batch_ms(build, chunks, mean=True) for name, build in builders.items()}
+    return {"ms_per_batch": times, "mean_ms_per_batch": means, "speedup": times["reference"] / times["current"],
+            "breakdown": breakdown(task, chunks)}
 
 
 def breakdown(task: TaskConfig, chunks: int) -> dict:
@@ -130,17 +135,25 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to time")
     parser.add_argument("--prefetch-chunks", type=int, default=3, help="chunks timed per prefetcher setting")
     parser.add_argument("--no-threads", action="store_true", help="time worker processes only")
+    parser.add_argument("--keep-freed-memory", action="store_true",
+                        help="time generation with the allocator setting of the prefetch workers")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if min(args.chunks, args.prefetch_chunks, *args.streams, *args.workers) < 1:
         parser.error("--chunks, --prefetch-chunks, --streams and --workers must be >= 1")
 
+    if args.keep_freed_memory and not keep_freed_memory():
+        parser.error("--keep-freed-memory: this allocator is not glibc's")
     result = generation(args.chunks)
+    result["keep_freed_memory"] = args.keep_freed_memory
     if not args.json:
         times = result["ms_per_batch"]
         print(f"one thread, ms per {BATCH}-sequence batch (fastest of {args.chunks} chunks of {CHUNK_STEPS}):")
         print(f"  first version {times['reference']:.4f}   current {times['current']:.4f}"
               f"   ({result['speedup']:.2f}x)   the random draws alone {times['draws_only']:.4f}")
+        means = result["mean_ms_per_batch"]
+        print(f"  (means: first version {means['reference']:.4f}   current {means['current']:.4f}"
+              f"   the random draws alone {means['draws_only']:.4f})")
         parts = result["breakdown"]
         rest = times["current"] - times["draws_only"] - sum(parts.values())
         print("  current, by part: draws {:.4f}, variables' sort {:.4f}, ranks {:.4f}, PAD counts {:.4f}, the rest"
