@@ -548,6 +548,8 @@ def _pick_columns(columns: tuple[torch.Tensor, ...], n: int, gen: torch.Generato
 
 
 def _training_rows(task: TaskConfig, n: int, gen: torch.Generator, compact: bool) -> Batch:
+    """n training rows: a query type by the row counts, then its pair and variables (the draws of every type are
+    made for every row, so that the rows consume the generator the same way whatever their types)."""
     weights, pairs, two_var_row_pairs, left_vars, right_vars, var_pairs = _training_tables(task)
     qtype = torch.multinomial(weights, n, replacement=True, generator=gen)
     lhs_val, rhs_val = _pick_columns(pairs, n, gen)
