@@ -63,8 +63,8 @@ def test_the_walker_sees_function_level_imports(tmp_path):
 # The core's layers, bottom first. A module may import from its own layer and those below, never from one above.
 LAYERS = {
     "foundations": ("config", "study", "paper", "stats", "locks", "threads", "book_mime"),
-    "task and model": ("data", "model", "loss", "roles", "perturb", "checkpoint", "evaluation", "measures", "steer",
-                       "names", "verdicts"),
+    "task and model": ("data", "data_prefetch", "model", "loss", "roles", "perturb", "checkpoint", "evaluation",
+                       "measures", "steer", "names", "verdicts"),
     "analysis": ("analysis",),
     "measurement and training": ("quantities", "run_folder", "series", "trainer", "stacked", "runs", "rescue",
                                  "artifacts", "gradient_table"),
