@@ -393,7 +393,8 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
     try:
         for step in range(start + 1, stop + 1):
             tokens, answers = source.batch(step)
-            trainer_state.step_fn(tokens.to(dev, non_blocking=True).long(), answers.to(dev, non_blocking=True).long(), step)
+            tokens, answers = (t.to(dev, non_blocking=True).long() for t in (tokens, answers))  # prefetched: uint8
+            trainer_state.step_fn(tokens, answers, step)
             loss_count += 1
             k = len(group)
             for c in group.counters:

@@ -324,3 +324,10 @@ def test_a_stack_may_save_its_resume_state_less_often_and_still_resumes_exactly(
     runs = stacked.train_stacked(configs, paths, progress=False, compile="off")
     for alone, stack in zip(alone_runs, runs):
         same_run(alone, stack)
+
+
+def test_a_stack_fed_by_prefetch_workers_is_bit_identical_to_the_runs_alone(tiny_config, alone_runs, tmp_path):
+    runs = stacked.train_stacked(three(tiny_config), [tmp_path / f"s{i}" for i in range(3)], progress=False,
+                                 compile="off", data_workers=1)
+    for alone, stack in zip(alone_runs, runs):
+        same_run(alone, stack)
