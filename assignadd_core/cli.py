@@ -332,6 +332,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="record: only the rule's wording or reporting changed, not what it decides")
     ru.set_defaults(func=cmd_rules)
 
+    po = sub.add_parser("power", help="C9's power calculation from the r sweep's runs: the chance that C9's interval"
+                                      " is narrow enough for 5, 10, 15 and 20 seeds, and the step budget"
+                                      " (writes runs/sweeps/c9_power.json)")
+    po.add_argument("--sims", type=int, default=200, help="simulated data sets per seed count (default 200)")
+    po.add_argument("--seed", type=int, default=0, help="the simulation's random seed (default 0)")
+    po.add_argument("--out", type=Path, default=None,
+                    help="where to write the JSON (default runs/sweeps/c9_power.json)")
+    po.set_defaults(func=cmd_power)
+
     from .sweep import register_cli  # the sweep command lives next to its code
     register_cli(sub)
     return parser
@@ -387,6 +396,35 @@ def cmd_c10_window(args) -> int:
     table = pd.concat([c10_window.read(runs, window=window) for window in c10_window.WINDOWS], ignore_index=True)
     print(f"{c10_window.write_table(table, args.root)}")
     print(c10_window.per_seed(table).round(3).to_string(index=False))
+    return 0
+
+
+def cmd_power(args) -> int:
+    import json
+
+    import pandas as pd
+
+    from .analysis import power
+    from .sweep.grid import R_ADDED_VALUES, R_GRID
+    from .sweep.store import sweeps_dir
+    if args.sims < 10:
+        raise ConfigError(f"--sims must be at least 10, got {args.sims}")
+    table = pd.read_csv(sweeps_dir() / "r_sweep.csv")
+    done = table[table["status"] == "done"]
+
+    def metrics_of(key):
+        path = sweeps_dir() / "r_sweep" / f"{key}.csv"
+        return pd.read_csv(path) if path.is_file() else None
+    out = power.report(done, metrics_of, R_GRID[:R_ADDED_VALUES], R_GRID[R_ADDED_VALUES:], sims=args.sims,
+                       seed=args.seed)
+    path = args.out or sweeps_dir() / "c9_power.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    for row in out["power"]:
+        print(f"{row['seeds']:>3} seeds: interval no wider than {out['width']:g} in {row['p_narrow']:.0%}"
+              f" (95 % interval {row['low']:.0%}-{row['high']:.0%}; median width {row['median_width']:.3f})")
+    b = out["budget"]
+    print(f"chosen: {out['chosen_seeds']} seeds; composed runs at r >= 0.2 whose union succeeds:"
+          f" {b['succeeded']} of {b['composed_runs_from_r_0.2']}; written {path}")
     return 0
 
 

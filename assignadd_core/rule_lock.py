@@ -37,8 +37,8 @@ PARTS = {
            (verdicts, ("FEW_SHARE", "SINGLE_NEURONS", "FEW_FREQUENCIES", "SINGLE_NEURON_R2"))),
     "C8": ((verdicts.c8_threshold, verdicts.threshold_verdict, verdicts.median_bracket, verdicts.seed_crossing),
            (verdicts, ("THRESHOLD_LEVEL", "THRESHOLD_CLOSE", "THRESHOLD_NEAR"))),
-    "C9": ((verdicts.c9_threshold, verdicts.censored_median, verdicts.seed_crossing, thresholds.logistic_threshold,
-            thresholds.firth_logistic),
+    "C9": ((verdicts.c9_threshold, verdicts._seed_span, verdicts.censored_median, verdicts.seed_crossing,
+            thresholds.logistic_threshold, thresholds.firth_logistic, thresholds.c9_runs),
            (verdicts, ("THRESHOLD_LEVEL", "THRESHOLD_CLOSE", "C9_INCONCLUSIVE_WIDTH", "C9_RESAMPLES"))),
     "C10": ((verdicts.c10_causal,), (verdicts, ("C10_REMOVE_TO", "C10_MIN_ARM", "LEARNED_LEVEL"))),
     "R1": ((verdicts.r1_rate,), (verdicts, ("LEARNED_LEVEL",))),
@@ -55,9 +55,12 @@ PARTS = {
            (verdicts, ("GENERAL_RATE_P", "LEARNED_LEVEL"))),
     "G5": ((verdicts.g5_coverage, generality.paired_differences, stats.t_interval),
            (verdicts, ("COVERAGE_PREDICTED_GAIN", "COVERAGE_NO_GAIN"))),
-    "R2": ((verdicts.odds_answer, verdicts.basin_or_chaos, verdicts.basin_or_chaos_by_runs, odds.permutation_tests,
-            odds.factor_permutation_p, odds.cell_permutation_p, odds.cluster_interval),
-           (verdicts, ("ODDS_LEVEL", "LEARNED_LEVEL"))),
+    "R2": ((verdicts.r2_replicated, verdicts.shown_words, verdicts.odds_answer, verdicts.basin_or_chaos,
+            verdicts.basin_or_chaos_by_runs, odds.permutation_tests, odds.factor_permutation_p, odds.cell_permutation_p,
+            odds.cluster_interval, odds.replicated_cells, odds.fit_crossed, odds.fixed_design, odds.observed_shares,
+            odds.shares_table, odds.prior_sensitivity),
+           (verdicts, ("ODDS_LEVEL", "LEARNED_LEVEL", "R2_MIN_REPLICATES", "R2_CLAIMS")),
+           (odds, ("KINDS", "PRIOR_SCALES", "SD_PRIOR_SCALE", "FIXED_PRIOR_SD"))),
 }
 
 

@@ -34,6 +34,11 @@ ODDS_LEVEL = 0.05
 ODDS_PARTS = {"init": "the initialization", "data": "the data order", "cell": "the pair (initialization and data"
               " order together, beyond each alone)"}
 CHANCE = "chance (a coin toss per run): neither the initialization, the data order nor their pair"
+# R2 with replicates (stated 2026-12-04, before the nudged replicates ran): every cell needs this many runs (eager,
+# compiled, two step-0 nudges), and each test's claim in the words the answer uses
+R2_MIN_REPLICATES = 4
+R2_CLAIMS = {"init": "the initialization decides in part", "data": "the data order decides in part",
+             "cell": "the pair decides beyond its two parts, against a run's own chance"}
 
 # Levels, named once: a chapter that prints a rule prints these numbers.
 PAPER_HELDOUT = HELDOUT_EXACT.value  # C2: the paper's 0-var held-out exact accuracy
@@ -138,8 +143,12 @@ RULES = {
            f" bootstrap interval over seeds. Reproduced if the paper's value lies within {THRESHOLD_CLOSE} of the"
            f" median bracket, partly within {THRESHOLD_NEAR}, not reproduced otherwise or with fewer than 3 seeds"
            f" that have a crossing."),
-    "C9": ("On the r sweep's composed runs and its metric, the 2-var union exact set (every seed on the grid up to"
-           " r = 0.629). Two estimators that the grid's extent cannot move. The threshold is a logistic fit of each"
+    "C9": ("On the composed runs of the r sweep (every seed on the grid up to r = 0.629, seeds 42 and 43 beyond"
+           " it) and of its added seeds 47-56 at the same first 13 values (since 2026-12-04: 15 seeds there in all,"
+           " the count a power calculation chose before they ran; 30,000 steps, the paper's protocol), and their"
+           " metric, the 2-var union exact set; the verdict waits until every planned run has finished, and says"
+           " that the runs' devices differ (CPU for seeds 42-46, a GPU for 47-56). Two estimators that the grid's"
+           " extent cannot move. The threshold is a logistic fit of each"
            f" run's success (metric ≥ {THRESHOLD_LEVEL}) on r over the composed runs of every seed, read where the"
            f" fitted success is 50 %, with a 95 % interval from {C9_RESAMPLES:,} resamples of the seeds (the seed"
            " is the unit: runs of one seed share its initialization and data order). Beside it, the per-seed"
@@ -167,18 +176,26 @@ RULES = {
     "R1": ("No verdict (the paper shows one seed and makes no statement): the share of seeds in which the phase"
            " detector finds all three phases within 40,000 steps, with an exact (Clopper–Pearson) 95 % interval."),
     "R2": ("No verdict (the paper shows one seed and makes no statement). On the fresh crossed design (8"
-           " initializations x 8 data orders from seeds never used before, drawn by a stated rule; every cell trained"
-           " eager and compiled in fp32, 12,000 steps, each run stopped once 1-var train ≥ 0.9 has held for 5"
-           " evaluations): a run composed when its 1-var train accuracy ends at or above 0.9. The initialization"
-           f" decides in part if shuffling the initializations' labels within each data order (cells whole) gives"
-           f" a variance of the per-initialization rates at least as large as the observed one in under"
-           f" {ODDS_LEVEL:.0%} of 10,000 shuffles; the data order alike; the pair decides beyond its two parts if"
-           f" the replicates of a cell agree more often than under swaps that keep each layer's row and column"
-           f" counts (p < {ODDS_LEVEL}). R2's answer names what passes: the initialization, the data order, both"
-           " (the pair beyond them added when it passes too), the pair alone, or chance (a coin toss per run)"
-           " when nothing passes. Beside it, how much each part weighs: the variance shares of a crossed"
-           " random-effects logistic model (initialization, data order and cell as random effects, the mode as a"
-           " fixed effect, a run's own chance as the logistic residual π²/3), posterior medians with 95 % intervals."
+           " initializations x 8 data orders from seeds never used before, drawn by a stated rule), with"
+           f" {R2_MIN_REPLICATES} replicates in every cell (since 2026-12-04): trained eager and compiled in fp32 on"
+           " CPU, and twice more with a one-time nudge of 1e-4 at step 0 (perturb seeds 1 and 2) on a GPU; 12,000"
+           " steps, each run stopped once 1-var train ≥ 0.9 has held for 5 evaluations; a run composed when its"
+           " 1-var train accuracy ends at or above 0.9; only cells with every replicate are read. The"
+           " initialization decides in part if shuffling the initializations' labels within each data order"
+           " (cells whole) gives a variance of the per-initialization rates at least as large as the observed one"
+           f" in under {ODDS_LEVEL:.0%} of 10,000 shuffles; the data order alike; the pair decides beyond its two"
+           " parts, against a run's own chance, if two replicates of a cell agree (over every pair of the four)"
+           " more often than under swaps that keep each replicate layer's row and column counts"
+           f" (p < {ODDS_LEVEL}). R2's answer gives each test's claim with 'shown' when it rejects and 'not shown'"
+           " when it does not (never 'not': a test that does not reject shows nothing either way), with its p."
+           " Beside it, how much each part weighs, posterior medians with 95 % intervals of a crossed"
+           " random-effects logistic model (initialization, data order and cell as random effects, the replicate"
+           " kind as a fixed effect): on the latent scale (a run's own chance the logistic residual π²/3) and on"
+           " the observed scale (the variance of a run's 0/1 outcome: a run's own chance the mean Bernoulli"
+           " variance p(1 − p) within a cell, the initialization's and the data order's parts the variance of the"
+           " cell probability's mean over the other factors, the pair's the rest of the cell probability's"
+           " variance), each in a table under half-Cauchy priors of scale 0.5, 2.5 and 25 on the SDs (the"
+           " sensitivity to the prior)."
            " The mode: an exact McNemar test on the 64 eager/compiled pairs (does one mode compose more often?) and"
            " the between-mode flip rate with its exact interval. Basin or chaos: on the 8 diagonal cells (the i-th"
            " initialization with the i-th data order, chosen before any result), the flip rate against the cell's"
@@ -282,7 +299,18 @@ RULE_CHANGES = {
                           " they could give only low crossings. Verdict under it: reproduced, median bracket"
                           " (0.191, 0.242], interval of the median 0.062-0.526. Rewritten (a logistic fit with the"
                           " seed as the resampling unit, censored crossings, an 'inconclusive' width) before seeds"
-                          " 44-46 were run beyond r = 0.268."),),
+                          " 44-46 were run beyond r = 0.268."),
+           ("2026-12-04", "Read on seeds 42-46 (five seeds at the r grid's first 13 values, on CPU): with 5 seeds"
+                          " the estimator gives an interval no wider than 0.2 in about 30 % of data sets simulated"
+                          " from a random-intercept fit of the r sweep (57 % with 10 seeds, 81 % with 15, 92 % with"
+                          " 20; `python -m assignadd_core power`). Verdict on them: inconclusive (interval"
+                          " 0.030-0.305). Now the rule reads every seed at those values, seeds 42-46 and the added"
+                          " seeds 47-56 (15 in all, chosen by that calculation before they ran; 30,000 steps, the"
+                          " paper's protocol), waits until every planned run has finished, and says that the runs'"
+                          " devices differ (CPU for 42-46, a GPU for 47-56). The Firth fit's Newton steps are now"
+                          " halved until its penalized likelihood does not fall: on separated resamples (which more"
+                          " seeds make more common) an unhalved step could stop at a meaningless midpoint (-0.72"
+                          " on a clean synthetic threshold at 0.2); today's fit on seeds 42-46 is unchanged."),),
     "R2": (("2026-12", "The predictor's step was the earliest at which the held-out AUC reached 0.9. On the first 32"
                        " seeds one step did so by chance (step 601: 0.97 held out, 0.82 on the fitting half) and the"
                        " next ones fell to 0.71-0.76; so the step must now hold the level to step 3,001. Changed after"
@@ -299,7 +327,18 @@ RULE_CHANGES = {
                           " of 8 cells. Now the cell is the unit (a sign-flip test on the per-cell differences), and"
                           " every flip rate gets a cell-resampling interval beside its exact one. Changed when 21"
                           " and 20 of the 24 runs were in, before the rule was read (it waits for all 24): on those"
-                          " runs the Fisher rule reads chaotic (p = 0.75), the cell rule chaotic (p = 1)."),),
+                          " runs the Fisher rule reads chaotic (p = 0.75), the cell rule chaotic (p = 1)."),
+           ("2026-12-04", "Two replicates per cell (eager and compiled) could not separate the pair from a run's"
+                          " own chance: the latent share printed for a run's own chance (0.02) followed the prior"
+                          " (medians 0.022, 0.025 and 0.004 at half-Cauchy scales 0.5, 2.5 and 25 on the SDs;"
+                          " on the observed scale 0.16, 0.18 and 0.03), and the answer read"
+                          " 'chance' or a part's absence where a test had only not rejected. Now every cell has 4"
+                          " replicates (two step-0 nudges added, on a GPU), the cell test agrees over every pair of"
+                          " them, the shares are given on the observed scale beside the latent one with their"
+                          " sensitivity to the prior scale, and each test's words are 'shown' or 'not shown'"
+                          " (`r2_replicated`; `odds_answer` kept for the earlier reading). Verdict before: a"
+                          " finding, 'the initialization decides' on the 2-replicate design; after: not yet run"
+                          " (the replicates are training)."),),
     "G1": (("2026-12-04", "Read on runs of 20,000 steps (where the authors' figures end). There a seed without a"
                           " final rise was mostly censored, not a seed without one: four of the five paper-shape"
                           " seeds of 42-51 that composed finish it at steps 20,801-37,301. The rule is the same; it"
@@ -358,6 +397,18 @@ def odds_answer(p_values: Mapping[str, float]) -> dict:
         if "cell" in passing:
             answer += ", and their pair beyond them" if len(mains) == 2 else ", and the pair beyond it"
     return {"decides": passing, "answer": answer, "p": dict(p_values)}
+
+
+def r2_replicated(p_values: Mapping[str, float], cells: int, replicates: int) -> Verdict:
+    """R2 with replicates (RULES["R2"], since 2026-12-04): from the permutation tests on `cells` cells of
+    `replicates` runs each (`analysis.odds.permutation_tests` on `analysis.odds.replicated_cells`), each test's claim
+    with 'shown' or 'not shown' and its p; not yet run without cells or with fewer than R2_MIN_REPLICATES per cell."""
+    if not cells or replicates < R2_MIN_REPLICATES:
+        return Verdict(NOT_YET_RUN, f"{cells} cells with {replicates} replicates each (the rule reads cells with"
+                                    f" {R2_MIN_REPLICATES})")
+    words = "; ".join(f"{shown_words(p_values[part] < ODDS_LEVEL, R2_CLAIMS[part])} (p = {p_values[part]:.2g})"
+                      for part in ("init", "data", "cell"))
+    return Verdict(FINDING, f"{cells} cells with {replicates} replicates each: {words}")
 
 
 def basin_or_chaos(small, large) -> dict:
@@ -627,22 +678,37 @@ def censored_median(crossings: list[SeedCrossing], grid_top: float) -> dict:
             "text": f"median crossing over {len(values)} seeds {where} ({censored} censored above the grid)"}
 
 
-def c9_threshold(fit: Mapping, crossings: list[SeedCrossing], grid_top: float) -> Verdict:
+def c9_threshold(fit: Mapping, crossings: list[SeedCrossing], grid_top: float, runs_finished: int | None = None,
+                 runs_planned: int | None = None, devices: Mapping[str, list[int]] | None = None) -> Verdict:
     """C9 (RULES["C9"]): `fit` is `analysis.thresholds.logistic_threshold` of the composed runs (its "threshold",
-    95 % "interval" over resampled seeds, and "seeds"); the censored per-seed median is reported beside it."""
+    95 % "interval" over resampled seeds, and "seeds"); the censored per-seed median is reported beside it. Since
+    2026-12-04 the fit reads every seed at the r grid's first values, the added seeds' sweep with the r sweep's:
+    while fewer than `runs_planned` runs have finished it is not yet run; `devices` ({device: seeds}) is said."""
     paper = R_THRESHOLD.value
+    if runs_planned is not None and (runs_finished or 0) < runs_planned:
+        return Verdict(NOT_YET_RUN, f"{runs_finished or 0} of {runs_planned} runs finished (the rule reads them all)")
     median = censored_median(crossings, grid_top)
+    where = ("; the runs' devices differ: " + "; ".join(f"{device} for seeds {_seed_span(seeds)}"
+                                                        for device, seeds in devices.items())) if devices else ""
     if fit.get("seeds", 0) < 3 or fit.get("threshold") is None or fit.get("interval") is None:
         return Verdict(INCONCLUSIVE, f"the logistic fit has {fit.get('seeds', 0)} seeds with composed runs or no"
-                                     f" rise of success with r; {median['text']}")
+                                     f" rise of success with r; {median['text']}{where}")
     low, high = fit["interval"]
     text = (f"logistic fit: r* = {fit['threshold']:.3f} (success 50 %), 95 % interval {low:.3f}–{high:.3f} over"
             f" {fit['seeds']} seeds resampled (width {high - low:.3f}, inconclusive above {C9_INCONCLUSIVE_WIDTH:g});"
-            f" paper {paper:g}; {median['text']}")
+            f" paper {paper:g}; {median['text']}{where}")
     if high - low > C9_INCONCLUSIVE_WIDTH:
         return Verdict(INCONCLUSIVE, text)
     distance = max(0.0, low - paper, paper - high)
     return Verdict(REPRODUCED if distance == 0 else PARTLY if distance <= THRESHOLD_CLOSE else NOT_REPRODUCED, text)
+
+
+def _seed_span(seeds) -> str:
+    """'42-46' for consecutive seeds, '42, 44, 49' otherwise."""
+    seeds = sorted(int(s) for s in seeds)
+    if seeds and seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
 
 
 # ---------------------------------------------------------------------------- theory chapter

@@ -10,6 +10,7 @@ rules below; every other one runs exactly as written. What the rules change, and
   divided by 2,000 (at least 20);
 * `sweep run`: `--steps 20 --points 1`, one seed;
 * `generality run`: `--steps 20 --shapes mod97` (its share of the three mod-97 runs, 20 steps each);
+* `power`: `--sims 10` (10 simulated data sets per seed count instead of 200);
 * `rescue` (seven branches of 10,000 steps from seed 43's saved state): in an empty runs folder, its one-line
   refusal (tests/test_rescue.py trains tiny branches);
 * papermill on a chapter: `-p steps 60 -p overrides <tiny>`; `book execute --profile P`: P with the same
@@ -327,6 +328,8 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
         return [Step(f"{head} --steps 20 --shapes mod97", ok("run(s): mod97_seed4"))]
     if re.match(py + r" generality status$", head):
         return [Step(head, ok("mod97_seed42", "layers3_heads2_seed44"))]
+    if re.match(py + r" power$", head):  # 200 simulated data sets per seed count: here 10
+        return [Step(f"{head} --sims 10", ok("seeds: interval no wider than", "chosen:"))]
     if re.match(py + r" sweep list$", head):
         return [Step(head, ok("f_sweep", "r_sweep"))]
     if re.match(py + r" sweep (status|annotate) f_sweep$", head):

@@ -130,3 +130,64 @@ def test_the_cell_array_needs_equal_replicates():
     table = simulated(0, 0, 0, seed=1).iloc[1:]
     with pytest.raises(ValueError, match="same number of replicates"):
         odds.cell_array(table)
+
+
+# ---------------------------------------------------------------------------- R2 with replicates (2026-12-04)
+def test_the_cell_test_with_four_replicates_tells_a_pair_from_a_runs_own_chance():
+    """Four replicates a cell: a cell effect (sd 3) passes the pair's test, independent runs (a run's own chance
+    only) do not, in at least 4 of 5 designs each."""
+    def p(sd_cell, s):
+        return odds.cell_permutation_p(odds.cell_array(simulated(0, 0, sd_cell, seed=s, replicates=4)), n=400, seed=s)
+    assert sum(p(3.0, s) < verdicts.ODDS_LEVEL for s in range(5)) >= 4
+    assert sum(p(0.0, s) < verdicts.ODDS_LEVEL for s in range(5)) <= 1
+
+
+def test_the_observed_shares_split_a_runs_variance_where_it_was_put():
+    zero, big = np.array([1e-6]), np.array([3.0])
+    alone = odds.observed_shares(zero, zero, zero, np.array([0.4]))
+    assert alone["run"][0] == pytest.approx(1.0) and alone["init"][0] == pytest.approx(0.0, abs=1e-6)
+    init = odds.observed_shares(big, zero, zero, np.array([0.4]))
+    assert init["init"][0] > 0.5 and init["cell"][0] < 0.01 and init["data"][0] < 1e-6
+    cell = odds.observed_shares(zero, zero, big, np.array([0.4]))
+    assert cell["cell"][0] > 0.5 and cell["init"][0] < 1e-6
+    both = odds.observed_shares(big, big, zero, np.array([0.0]))
+    assert both["cell"][0] > 0.01  # the link's interaction: the pair's share on this scale, with no cell effect
+    for shares in (alone, init, cell, both):
+        assert sum(shares[k][0] for k in ("init", "data", "cell", "run")) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_the_shares_on_both_scales_and_their_prior_sensitivity():
+    table = simulated(3.0, 0.0, 0.0, seed=4, replicates=4)
+    sensitivity = odds.prior_sensitivity(table, scales=(0.5, 25.0), draws=300, burn=100)
+    assert len(sensitivity) == 8 and set(sensitivity["prior_scale"]) == {0.5, 25.0}
+    for _, rows in sensitivity.groupby("prior_scale"):
+        rows = rows.set_index("part")
+        assert rows.loc["init", "observed"] > rows.loc["data", "observed"]  # where the variance was simulated
+        assert rows.loc["init", "latent_low"] <= rows.loc["init", "latent"] <= rows.loc["init", "latent_high"]
+        assert rows["observed"].sum() == pytest.approx(1.0, abs=0.15)  # medians of shares that sum to 1
+    flat = odds.shares_table(odds.fit_crossed(simulated(0.0, 0.0, 0.0, seed=5, replicates=4), draws=300, burn=100))
+    assert flat.set_index("part").loc["run", "observed"] > 0.5  # nothing simulated: a run's own chance dominates
+
+
+def test_the_replicated_cells_keep_whole_cells_in_layer_order_with_kinds_as_fixed_effects():
+    design = pd.DataFrame([{"init": i, "data": d, "mode": m, "composed": True} for i, d in ((1, 1), (1, 2), (2, 1))
+                           for m in ("compiled", "eager")])
+    nudged = pd.DataFrame([{"init": i, "data": d, "perturb_seed": s, "composed": False, "compiled": 1.0}
+                           for i, d in ((1, 1), (2, 1)) for s in (2, 1)])
+    cells = odds.replicated_cells(design, nudged)
+    assert len(cells) == 8 and list(cells["kind"][:4]) == ["eager", "compiled", "nudged", "nudged"]
+    assert list(cells["perturb_seed"][2:4]) == [1, 2] and odds.cell_array(cells).shape == (2, 1, 4)
+    fixed, names = odds.fixed_design(cells, cells["compiled"].to_numpy())
+    assert names == ["intercept", "compiled", "nudged"] and fixed.shape == (8, 3)
+    assert len(odds.replicated_cells(design, nudged.iloc[:0])) == 0  # no nudges yet: no whole cell
+
+
+def test_r2s_words_follow_the_tests_and_wait_for_the_replicates():
+    shown = verdicts.r2_replicated({"init": 0.001, "data": 0.6, "cell": 0.01}, cells=64, replicates=4)
+    assert shown.verdict == verdicts.FINDING
+    assert "the initialization decides in part: shown" in shown.text and "pair decides" in shown.text
+    assert "the data order decides in part: not shown (p = 0.6)" in shown.text
+    nothing = verdicts.r2_replicated({"init": 0.5, "data": 0.6, "cell": 0.7}, cells=64, replicates=4)
+    assert nothing.text.count(": not shown") == 3 and " not " not in nothing.text.replace("not shown", "")
+    assert verdicts.r2_replicated({"init": 0.001, "data": 0.6, "cell": 0.01}, 64, 2).verdict == verdicts.NOT_YET_RUN
+    assert verdicts.r2_replicated({"init": 0.001, "data": 0.6, "cell": 0.01}, 0, 4).verdict == verdicts.NOT_YET_RUN

@@ -488,6 +488,38 @@ def test_c9_fit_reproduces_discriminates_and_says_inconclusive():
     assert verdicts.c9_threshold(few, [], 0.629).verdict == verdicts.INCONCLUSIVE  # fewer than 3 seeds
 
 
+def test_firths_fit_of_separated_runs_stays_at_the_gap_however_many_runs():
+    """A clean threshold between 0.19 and 0.22 (separated data): the midpoint lies in the gap for 13 or 130 runs a
+    value (before 2026-12-04 an unhalved Newton step could leave it at a meaningless point, e.g. -0.72)."""
+    from assignadd_core.analysis.thresholds import firth_logistic
+    x = np.repeat(np.linspace(0.01, 0.63, 13), 10)
+    for runs in (x[::10], x):
+        intercept, slope = firth_logistic(runs, runs > 0.2)
+        assert slope > 0 and 0.16 < -intercept / slope < 0.22
+    intercept, slope = firth_logistic(x, np.resize([True, False], len(x)))  # no relation: a flat fit
+    assert abs(slope) < 1.0
+
+
+def test_c9_waits_for_every_planned_run_and_names_the_devices():
+    import pandas as pd
+
+    from assignadd_core import verdicts
+    from assignadd_core.analysis.thresholds import c9_runs, logistic_threshold
+    old = _sweep_runs([0.17, 0.19, 0.21, 0.22, 0.2]).assign(status="done", device="cpu")
+    new = _sweep_runs([0.15, 0.25, 0.19]).assign(status="done", device="cuda", seed=lambda d: d["seed"] + 10)
+    pending = new.iloc[:2].assign(status="pending")
+    runs, devices = c9_runs([old, pd.concat([new, pending])])
+    assert len(runs) == len(old) + len(new) and devices == {"cpu": [100, 101, 102, 103, 104],
+                                                            "cuda": [110, 111, 112]}
+    fit = logistic_threshold(runs, "two_var_rate", resamples=300)
+    assert fit["seeds"] == 8
+    read = verdicts.c9_threshold(fit, [], 0.629, runs_finished=len(runs), runs_planned=len(runs), devices=devices)
+    assert read.verdict == verdicts.REPRODUCED
+    assert "devices differ: cpu for seeds 100-104; cuda for seeds 110-112" in read.text
+    waiting = verdicts.c9_threshold(fit, [], 0.629, runs_finished=len(runs), runs_planned=len(runs) + 2)
+    assert waiting.verdict == verdicts.NOT_YET_RUN and "of" in waiting.text
+
+
 def test_censored_crossings_count_above_the_grid():
     from assignadd_core.verdicts import SeedCrossing, censored_median
     cross = [SeedCrossing(1, 0.1, None, 5), SeedCrossing(2, None, None, 5), SeedCrossing(3, 0.3, 0.25, 5)]

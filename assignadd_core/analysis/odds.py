@@ -34,6 +34,9 @@ FACTORS = ("init", "data", "cell")
 SD_PRIOR_SCALE = 2.5  # half-Cauchy scale of each SD on the logit scale (weakly informative)
 FIXED_PRIOR_SD = 10.0  # the intercept's and the mode effect's normal prior
 RESIDUAL_VARIANCE = math.pi ** 2 / 3  # a standard logistic's variance: a run's own chance, on the latent scale
+# R2's replicates (2026-12-04): the kinds of run in a cell, in layer order, and the prior scales of the sensitivity
+KINDS = ("eager", "compiled", "nudged")
+PRIOR_SCALES = (0.5, 2.5, 25.0)
 
 
 def design_arrays(table: pd.DataFrame) -> dict:
@@ -47,17 +50,36 @@ def design_arrays(table: pd.DataFrame) -> dict:
 
 
 # ---------------------------------------------------------------------------- the crossed logistic model
-def fit_crossed(table: pd.DataFrame, draws: int = 4000, burn: int = 1000, seed: int = 0) -> dict:
-    """Posterior draws of the crossed model (module docstring). Returns {"sd": {factor: draws}, "share":
-    {factor and "run": draws}, "mode": draws of b_mode, "intercept": draws, "init_effects": draws x inits}.
-    A design with one mode only has no mode term (its draws are zeros)."""
+def fixed_design(table: pd.DataFrame, compiled: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The fixed effects' columns and names: an intercept, and either one indicator per replicate kind but the first
+    (a table with a `kind` column: eager, compiled, nudged, in KINDS order) or the compiled mode (when the table
+    has both modes), or nothing more."""
+    n = len(table)
+    if "kind" in table:
+        kinds = [k for k in KINDS if k in set(table["kind"])] + sorted(set(table["kind"]) - set(KINDS))
+        extra = [(table["kind"] == k).to_numpy(float) for k in kinds[1:]]
+        return np.column_stack([np.ones(n), *extra]), ["intercept", *kinds[1:]]
+    if len(np.unique(compiled)) > 1:
+        return np.column_stack([np.ones(n), compiled]), ["intercept", "compiled"]
+    return np.ones((n, 1)), ["intercept"]
+
+
+def fit_crossed(table: pd.DataFrame, draws: int = 4000, burn: int = 1000, seed: int = 0,
+                prior_scale: float = SD_PRIOR_SCALE) -> dict:
+    """Posterior draws of the crossed model (module docstring), half-Cauchy(0, `prior_scale`) priors on the SDs.
+    Returns {"sd": {factor: draws}, "share": {factor and "run": draws}, "mode": draws of b_mode, "intercept": draws,
+    "init_effects": draws x inits, "fixed": draws x fixed effects, "fixed_names", "fixed_mean": the fixed part's
+    mean over the runs, per draw}. A design with one mode only has no mode term (its draws are zeros); a table with
+    a `kind` column has one fixed effect per replicate kind (eager the reference) and its "mode" is the compiled
+    kind's."""
     from polyagamma import random_polyagamma
 
     rng = np.random.default_rng(seed)
     a = design_arrays(table)
     n, n_i, n_j = len(a["y"]), len(a["inits"]), len(a["datas"])
-    has_mode = len(np.unique(a["compiled"])) > 1
-    fixed = np.column_stack([np.ones(n), a["compiled"]]) if has_mode else np.ones((n, 1))
+    fixed, fixed_names = fixed_design(table, a["compiled"])
+    has_mode = "compiled" in fixed_names
+    mode_column = fixed_names.index("compiled") if has_mode else None
     blocks = {"init": (a["i"], n_i), "data": (a["j"], n_j), "cell": (a["cell"], n_i * n_j)}
     columns = [fixed] + [np.eye(size)[index] for index, size in blocks.values()]
     design = np.hstack(columns)
@@ -68,7 +90,7 @@ def fit_crossed(table: pd.DataFrame, draws: int = 4000, burn: int = 1000, seed: 
     theta = np.zeros(design.shape[1])
     variance = {name: 1.0 for name in blocks}
     aux = {name: 1.0 for name in blocks}  # the half-Cauchy's inverse-gamma mixing variable
-    kept = {"sd": {f: [] for f in blocks}, "mode": [], "intercept": [], "init_effects": []}
+    kept = {"sd": {f: [] for f in blocks}, "mode": [], "intercept": [], "init_effects": [], "fixed": []}
     for t in range(burn + draws):
         omega = random_polyagamma(1, design @ theta, random_state=rng)
         prior = np.full(design.shape[1], 1 / FIXED_PRIOR_SD ** 2)
@@ -81,18 +103,22 @@ def fit_crossed(table: pd.DataFrame, draws: int = 4000, burn: int = 1000, seed: 
         for name, (_, size) in blocks.items():  # half-Cauchy by its inverse-gamma mixture (Makalic and Schmidt)
             effects = theta[offsets[name]]
             variance[name] = 1 / rng.gamma((size + 1) / 2, 1 / (1 / aux[name] + effects @ effects / 2))
-            aux[name] = 1 / rng.gamma(1.0, 1 / (1 / SD_PRIOR_SCALE ** 2 + 1 / variance[name]))
+            aux[name] = 1 / rng.gamma(1.0, 1 / (1 / prior_scale ** 2 + 1 / variance[name]))
         if t >= burn:
             for name in blocks:
                 kept["sd"][name].append(math.sqrt(variance[name]))
             kept["intercept"].append(theta[0])
-            kept["mode"].append(theta[1] if has_mode else 0.0)
+            kept["mode"].append(theta[mode_column] if has_mode else 0.0)
             kept["init_effects"].append(theta[offsets["init"]].copy())
+            kept["fixed"].append(theta[: fixed.shape[1]].copy())
     sd = {name: np.asarray(values) for name, values in kept["sd"].items()}
     total = sum(s ** 2 for s in sd.values()) + RESIDUAL_VARIANCE
     share = {**{name: s ** 2 / total for name, s in sd.items()}, "run": RESIDUAL_VARIANCE / total}
+    fixed_draws = np.asarray(kept["fixed"])
     return {"sd": sd, "share": share, "mode": np.asarray(kept["mode"]), "intercept": np.asarray(kept["intercept"]),
-            "init_effects": np.asarray(kept["init_effects"]), "inits": a["inits"], "has_mode": has_mode}
+            "init_effects": np.asarray(kept["init_effects"]), "inits": a["inits"], "has_mode": has_mode,
+            "fixed": fixed_draws, "fixed_names": fixed_names, "fixed_mean": fixed_draws @ fixed.mean(0),
+            "prior_scale": prior_scale}
 
 
 def interval(draws, level: float = 0.95) -> tuple[float, float, float]:
@@ -158,9 +184,12 @@ def _swap_chain(layer: list[list[int]], rng: np.random.Generator, swaps: int) ->
 
 
 def cell_permutation_p(outcomes: np.ndarray, n: int = 2000, swaps: int = 200, seed: int = 0) -> float:
-    """Does a cell decide beyond its initialization and data order? Statistic: how often the other replicates
-    agree with the first; null: each other replicate layer shuffled by swaps that keep its row and column counts
-    (a chain of `swaps` attempts between draws, from a burned-in start). One-sided p."""
+    """Does a cell decide beyond its initialization and data order? Statistic: how often two replicates of a cell
+    agree, over every pair of replicate layers (with two replicates: the second against the first); null: each
+    replicate layer but the first shuffled by swaps that keep its row and column counts (a chain of `swaps`
+    attempts between draws, from a burned-in start). One-sided p. With more than two replicates this is the test
+    of the pair against a run's own chance: under the null a cell's replicates agree only as often as their rows
+    and columns make them."""
     rng = np.random.default_rng(seed)
     first = outcomes[:, :, 0]
     others = [outcomes[:, :, r].astype(int).tolist() for r in range(1, outcomes.shape[2])]
@@ -168,7 +197,9 @@ def cell_permutation_p(outcomes: np.ndarray, n: int = 2000, swaps: int = 200, se
         raise ValueError("the cell test needs at least two replicates per cell")
 
     def agreement(layers) -> float:
-        return float(np.mean([np.mean(np.asarray(layer) == first) for layer in layers]))
+        stack = [first, *(np.asarray(layer) for layer in layers)]
+        return float(np.mean([np.mean(stack[i] == stack[j]) for i in range(len(stack))
+                              for j in range(i + 1, len(stack))]))
 
     observed = agreement(others)
     chains = [_swap_chain(layer, rng, 20 * swaps) for layer in others]
@@ -292,3 +323,77 @@ def early_stop_saving(table: pd.DataFrame) -> dict:
     per_step = table["wall_time_s"].astype(float) / steps
     return {"runs": len(table), "stopped": int((steps < budget).sum()), "steps_share": float(steps.sum() / budget.sum()),
             "cpu_h": float(table["wall_time_s"].sum() / 3600), "cpu_h_without": float((per_step * budget).sum() / 3600)}
+
+
+# ---------------------------------------------------------------------------- R2 with replicates (2026-12-04)
+def replicated_cells(design: pd.DataFrame, nudged: pd.DataFrame, replicates: int | None = None) -> pd.DataFrame:
+    """The crossed design's runs with its nudged replicates: one row per run with `kind` (eager, compiled, nudged)
+    and `compiled` 0/1 (as the run asked or, for a nudged run, as its record says), only the cells that have all
+    `replicates` runs (R2_MIN_REPLICATES: eager, compiled and both nudges), in a fixed layer order (eager,
+    compiled, nudge 1, nudge 2): `cell_array`'s and `fit_crossed`'s input."""
+    from ..verdicts import R2_MIN_REPLICATES
+    replicates = R2_MIN_REPLICATES if replicates is None else replicates
+    modes = design[design["mode"].isin(("eager", "compiled"))].assign(kind=lambda d: d["mode"], layer=0)
+    modes["layer"] = (modes["kind"] == "compiled").astype(int)
+    modes["compiled"] = modes["layer"]
+    extra = nudged.assign(kind="nudged")
+    extra["layer"] = 1 + extra["perturb_seed"].astype(int)
+    recorded = pd.to_numeric(extra["compiled"], errors="coerce") if "compiled" in extra else pd.Series(0, extra.index)
+    extra["compiled"] = recorded.fillna(0).astype(int)
+    both = pd.concat([modes, extra], ignore_index=True)
+    layers = both.groupby(["init", "data"])["layer"].nunique()
+    whole = layers[layers == replicates].index
+    out = both.set_index(["init", "data"]).loc[whole].reset_index() if len(whole) else both.iloc[:0]
+    return out.sort_values(["init", "data", "layer"]).reset_index(drop=True)
+
+
+def _expit(x):
+    return 1 / (1 + np.exp(-np.clip(x, -500, 500)))  # a huge SD's draws must not overflow
+
+
+def observed_shares(sd_init, sd_data, sd_cell, eta, nodes: int = 40) -> dict[str, np.ndarray]:
+    """The variance of a run's outcome (0/1) split on the observed (probability) scale, per posterior draw.
+    With p = expit(eta + u + v + w) the cell's probability, Var(Y) = E[p(1 - p)] + Var(p): the first term is a run's
+    own chance (the Bernoulli variance within a cell), the second the cell probabilities' spread, split by the
+    Hoeffding (functional ANOVA) decomposition of p over the independent u, v, w: the initialization's part
+    Var(E[p | u]), the data order's Var(E[p | v]), and the rest, the pair's (the cell effect w and the
+    initialization x data interaction the link makes on this scale). Each as a share of Var(Y); expectations by
+    Gauss-Hermite quadrature. Returns {"init", "data", "cell", "run"}: arrays over the draws."""
+    x, w = np.polynomial.hermite.hermgauss(nodes)
+    z, weight = math.sqrt(2.0) * x, w / math.sqrt(math.pi)  # standard normal nodes and weights
+    sd_init, sd_data, sd_cell, eta = (np.asarray(v, float)[:, None] for v in (sd_init, sd_data, sd_cell, eta))
+    total_sd = np.sqrt(sd_init ** 2 + sd_data ** 2 + sd_cell ** 2)
+    p = _expit(eta + total_sd * z)  # [draws, nodes]
+    m1, m2 = p @ weight, (p ** 2) @ weight
+    var_p, chance = m2 - m1 ** 2, m1 - m2
+
+    def main_effect(sd_own, sd_rest):  # Var over the factor's effect of E[p | effect]
+        inner = _expit(eta[:, :, None] + sd_own[:, :, None] * z[None, :, None] + sd_rest[:, :, None] * z[None, None, :])
+        given = inner @ weight  # [draws, nodes]: E[p | u at each node]
+        return (given ** 2) @ weight - (given @ weight) ** 2
+    init = main_effect(sd_init, np.sqrt(sd_data ** 2 + sd_cell ** 2))
+    data = main_effect(sd_data, np.sqrt(sd_init ** 2 + sd_cell ** 2))
+    total = m1 * (1 - m1)
+    return {"init": init / total, "data": data / total, "cell": np.clip(var_p - init - data, 0, None) / total,
+            "run": chance / total}
+
+
+def shares_table(fit: dict) -> pd.DataFrame:
+    """Each part's share of the variance on the latent scale (the model's, a run's own chance pi^2 / 3) and on the
+    observed scale (`observed_shares`, at the fixed part's mean over the runs), posterior medians and 95 %
+    intervals: one row per part."""
+    observed = observed_shares(fit["sd"]["init"], fit["sd"]["data"], fit["sd"]["cell"], fit["fixed_mean"])
+    rows = []
+    for part in ("init", "data", "cell", "run"):
+        latent, seen = interval(fit["share"][part]), interval(observed[part])
+        rows.append({"part": part, "latent": latent[0], "latent_low": latent[1], "latent_high": latent[2],
+                     "observed": seen[0], "observed_low": seen[1], "observed_high": seen[2]})
+    return pd.DataFrame(rows)
+
+
+def prior_sensitivity(table: pd.DataFrame, scales=PRIOR_SCALES, draws: int = 2000, burn: int = 500,
+                      seed: int = 0) -> pd.DataFrame:
+    """`shares_table` under each half-Cauchy scale of the SDs' prior: one row per (scale, part). Fewer draws than
+    the main fit (2,000 after 500), so three fits cost about as much as one."""
+    return pd.concat([shares_table(fit_crossed(table, draws=draws, burn=burn, seed=seed, prior_scale=scale))
+                      .assign(prior_scale=scale) for scale in scales], ignore_index=True)

@@ -296,18 +296,33 @@ def seed_crossings(done, field: str, metric: str = "value", level: float | None 
 # ---------------------------------------------------------------------------- C9: a fit the grid's extent cannot move
 def firth_logistic(x, y, iterations: int = 100) -> np.ndarray:
     """(intercept, slope) of a logistic regression of 0/1 `y` on `x` by Firth's penalized likelihood, finite even
-    when the data separate perfectly (a clean threshold does)."""
+    when the data separate perfectly (a clean threshold does). Each Newton step is halved until the penalized
+    log-likelihood does not fall (as logistf does): without it a separated data set could step into the region where
+    every fitted probability is 0 or 1, the information vanishes and the fit stops there at a meaningless point."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     design = np.column_stack([np.ones_like(x), x])
-    beta = np.zeros(2)
-    for _ in range(iterations):
-        p = 1 / (1 + np.exp(-np.clip(design @ beta, -30, 30)))
+
+    def penalized(beta):  # log-likelihood + log det(information) / 2, and the pieces of the step
+        eta = np.clip(design @ beta, -30, 30)
+        p = 1 / (1 + np.exp(-eta))
         w = p * (1 - p)
         information = design.T @ (design * w[:, None])
+        sign, logdet = np.linalg.slogdet(information)
+        loglik = float(np.sum(y * eta - np.logaddexp(0.0, eta)))
+        return (loglik + 0.5 * logdet if sign > 0 else -np.inf), p, w, information
+    beta = np.zeros(2)
+    value, p, w, information = penalized(beta)
+    for _ in range(iterations):
         inverse = np.linalg.pinv(information)
         hat = np.einsum("ij,jk,ik->i", design * np.sqrt(w)[:, None], inverse, design * np.sqrt(w)[:, None])
-        step = inverse @ (design.T @ (y - p + hat * (0.5 - p)))
-        beta = beta + np.clip(step, -5, 5)
+        step = np.clip(inverse @ (design.T @ (y - p + hat * (0.5 - p))), -5, 5)
+        for _ in range(30):  # halve the step until the penalized likelihood does not fall
+            trial = penalized(beta + step)
+            if trial[0] >= value - 1e-12:
+                break
+            step = step / 2
+        beta = beta + step
+        value, p, w, information = trial
         if np.abs(step).max() < 1e-8:
             break
     return beta
@@ -354,3 +369,14 @@ def logistic_threshold(done, field: str, metric: str = "value", level: float | N
     low, high = np.quantile(draws, [0.025, 0.975])
     out["interval"] = (float(low), float(high))
     return out
+
+
+def c9_runs(frames) -> tuple:
+    """C9's runs since 2026-12-04: the finished runs of the r sweep (every seed up to r = 0.629, seeds 42 and 43 on
+    the whole grid, as before) and of its added seeds (`r_sweep_power`, the first 13 values) as one frame (the seed
+    is the unit; the power calculation simulated this layout), and {device: seeds} of those runs. `frames`: sweep
+    results frames (`sweep.results_frame`, or the results CSVs), each with a `device` column."""
+    import pandas as pd
+    rows = pd.concat([frame[frame["status"] == "done"] for frame in frames], ignore_index=True)
+    devices = {str(device): sorted(int(s) for s in group["seed"].unique()) for device, group in rows.groupby("device")}
+    return rows, devices
