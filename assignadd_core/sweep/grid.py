@@ -19,7 +19,8 @@ METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set
 # A training mode of a point: how its steps are computed (never a setting of the run: same config and hash).
 MODE_COMPILE = {"eager": "off", "compiled": "on"}
 PERTURBATION_KEYS = ("train.jitter", "train.jitter_step", "train.grad_noise", "train.perturb_seed", "train.steer_from",
-                     "train.steer_to", "train.steer_share", "train.steer_sham")
+                     "train.steer_to", "train.steer_share", "train.steer_sham", "train.steer_trigger",
+                     "train.steer_window", "train.steer_direction")
 
 
 @dataclass(frozen=True)
