@@ -271,3 +271,48 @@ def test_a_triggered_run_stops_only_after_its_window(tiny_config, tmp_path, monk
     assert trainer.train(config.replace(steer_direction="none"), tmp_path / "t", progress=False).final()["steps"] == 21
     never = config.replace(steer_trigger=1.0)
     assert trainer.train(never, tmp_path / "n", progress=False).final()["steps"] == 1
+
+
+def test_the_onset_sweeps_follow_their_stated_cell_rules():
+    """The cells are chosen by rule from the committed crossed design (composition_odds): necessity on the
+    initializations that composed in all 16 of their runs, in the design's balanced half; sufficiency on cells stuck
+    eager and compiled, of the two initializations that composed least, six distinct data orders."""
+    from collections import Counter
+    from assignadd_core.run_folder import DEFAULT_ROOT
+    from assignadd_core.sweep import SWEEPS, read_records
+    from assignadd_core.sweep.grid import ODDS_DATA, ODDS_INITS, onset_cells
+    design = {}
+    for record in read_records(DEFAULT_ROOT / "sweeps" / "composition_odds.jsonl"):
+        cell = (record["config"]["train"]["init_seed"], record["seed"])
+        design.setdefault(cell, {})[record["mode"]] = record["pools"]["1var_train"] >= 0.9
+    composed = Counter(init for (init, _), modes in design.items() for ok in modes.values() if ok)
+    assert len(design) == 64 and all(len(modes) == 2 for modes in design.values())
+    always = [init for init in ODDS_INITS if composed[init] == 16]
+
+    necessity = SWEEPS["c10_onset"]
+    cells = onset_cells(necessity)
+    assert sorted(always) == sorted({i for i, _ in cells}) and len(cells) == 16 == len(set(cells))
+    assert all((ODDS_INITS.index(i) + ODDS_DATA.index(d)) % 2 == 0 for i, d in cells)
+    assert Counter(i for i, _ in cells) == {i: 4 for i in always} and Counter(d for _, d in cells) == {d: 2 for d in ODDS_DATA}
+
+    push = SWEEPS["c10_onset_push"]
+    cells = onset_cells(push)
+    stuck = {cell for cell, modes in design.items() if not any(modes.values())}
+    least = sorted(ODDS_INITS, key=lambda i: composed[i])[:2]
+    assert least == [8680, 1029] and all(cell in stuck for cell in cells) and len(cells) == 6
+    assert len({d for _, d in cells}) == 6  # distinct data orders
+    first = [d for d in ODDS_DATA if (8680, d) in stuck][:3]
+    then = [d for d in ODDS_DATA if (1029, d) in stuck and d not in first][:3]
+    assert sorted(cells) == sorted([(8680, d) for d in first] + [(1029, d) for d in then])
+
+    for sweep, arms in ((necessity, 3), (push, 5)):
+        points = sweep.points()
+        assert len(points) == arms * len(onset_cells(sweep)) and {p.mode for p in points} == {"eager"}
+        configs = [RunConfig().replace(**p.overrides).train for p in points]
+        assert {(c.steer_trigger, c.steer_window, c.steps, c.stop_when_composed) for c in configs} == {
+            (0.95, 3000, 12000, 5)}
+        assert len({p.key for p in points}) == len(points)
+    directions = Counter((c.steer_direction, c.steer_share) for c in
+                         (RunConfig().replace(**p.overrides).train for p in push.points()))
+    assert directions == {("none", 0.0): 6, ("identity", 1.0): 6, ("wrong_pairs", 1.0): 6, ("identity", 4.0): 6,
+                          ("wrong_pairs", 4.0): 6}
