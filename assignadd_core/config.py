@@ -35,6 +35,7 @@ COMPOSED_LEVEL = 0.9  # a run has learned variable assignment once its 1-var tra
 # What a steering changes (`steer`): the identity direction, the sham that pairs the wrong variables, the random sham
 # (stored as steer_sham), or nothing (the twin of a triggered steering).
 STEER_DIRECTIONS = ("identity", "wrong_pairs", "random", "none")
+STEER_WRITES = ("exact", "smallest")  # how a steering's change is written into W_Q2 (`steer.steer`)
 
 
 @dataclass(frozen=True)
@@ -256,6 +257,10 @@ class TrainConfig:
     steer_trigger: float = 0.0
     steer_window: int = 0
     steer_direction: str = "identity"
+    # How the change is written into W_Q2 (STEER_WRITES): "exact" (the fixed windows of 2026-12-03) changes W_QK2 by
+    # exactly c x the direction, through W_K2's inverse, which an ill-conditioned W_K2 amplifies; "smallest" makes
+    # the smallest change of W_Q2 that moves the component along the direction by c (`steer`).
+    steer_write: str = "exact"
     eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
     probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
 
@@ -306,6 +311,8 @@ class TrainConfig:
                  and self.steer_window >= 0, f"steer_window must be an integer >= 0, got {self.steer_window!r}")
         _require(self.steer_direction in STEER_DIRECTIONS,
                  f"steer_direction must be one of {', '.join(STEER_DIRECTIONS)}, got {self.steer_direction!r}")
+        _require(self.steer_write in STEER_WRITES,
+                 f"steer_write must be one of {', '.join(STEER_WRITES)}, got {self.steer_write!r}")
         if self.steer_to:
             _require(1 <= self.steer_from <= self.steer_to <= self.steps,
                      f"steering needs 1 <= steer_from <= steer_to <= steps ({self.steps}),"
@@ -313,8 +320,7 @@ class TrainConfig:
         if self.steer_trigger:
             _require(not self.steer_to, "steer_trigger and steer_from/steer_to exclude each other: a steering window"
                                         " is either triggered or fixed")
-            _require(1 <= self.steer_window < self.steps,
-                     f"a triggered steering needs 1 <= steer_window < steps ({self.steps}), got {self.steer_window}")
+            _require(self.steer_window >= 1, f"a triggered steering needs steer_window >= 1, got {self.steer_window}")
         _require(not (self.steer_sham and self.steer_direction not in ("identity", "random")),
                  f"steer_sham is the random direction; it excludes steer_direction {self.steer_direction!r}")
         if self.steer_direction == "random":  # one spelling per config: the sham's first (its runs keep their hashes)
@@ -323,11 +329,14 @@ class TrainConfig:
         # Settings that do nothing take their defaults: an unperturbed run has one config and one hash.
         if self.steer_to == 0 and self.steer_trigger == 0:
             for name, default in (("steer_from", 0), ("steer_share", 0.0), ("steer_sham", False),
-                                  ("steer_trigger", 0.0), ("steer_window", 0), ("steer_direction", "identity")):
+                                  ("steer_trigger", 0.0), ("steer_window", 0), ("steer_direction", "identity"),
+                                  ("steer_write", "exact")):
                 object.__setattr__(self, name, default)
         else:
             object.__setattr__(self, "steer_trigger", float(self.steer_trigger))
             object.__setattr__(self, "steer_share", 0.0 if self.steer_direction == "none" else float(self.steer_share))
+            if self.steer_direction == "none":  # nothing is written
+                object.__setattr__(self, "steer_write", "exact")
 
     @property
     def steered(self) -> bool:
@@ -413,7 +422,8 @@ ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None, ("mod
                ("train", "jitter_step"): 0, ("train", "grad_noise"): 0.0, ("train", "perturb_seed"): 0,
                ("train", "stop_when_composed"): 0, ("train", "steer_from"): 0, ("train", "steer_to"): 0,
                ("train", "steer_share"): 0.0, ("train", "steer_sham"): False, ("train", "steer_trigger"): 0.0,
-               ("train", "steer_window"): 0, ("train", "steer_direction"): "identity", ("model", "copy_block"): None,
+               ("train", "steer_window"): 0, ("train", "steer_direction"): "identity", ("train", "steer_write"): "exact",
+               ("model", "copy_block"): None,
                ("model", "lookup_block"): None, ("model", "mlp_block"): None, ("model", "copy_head"): 0,
                ("model", "lookup_head"): 0}
 

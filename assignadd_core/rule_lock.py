@@ -43,7 +43,7 @@ PARTS = {
     "C10": ((verdicts.c10_onset, verdicts.c10_necessity, verdicts.c10_sufficiency, verdicts._composed_later,
              stats.sign_test_greater, steering.onset_reading, steering.time_to_compose, steering.onset_arm),
             (verdicts, ("C10_TRIGGER", "C10_WINDOW", "C10_PUSH_SHARES", "C10_NECESSITY_CELLS", "C10_PUSH_CELLS",
-                        "C10_HOLD", "C10_COPY_MARGIN", "C10_ONSET_P", "C10_MIN_CELLS", "C10_MIN_PUSH_CELLS",
+                        "C10_HOLD", "C10_BUDGET", "C10_COPY_MARGIN", "C10_ONSET_P", "C10_MIN_CELLS", "C10_MIN_PUSH_CELLS",
                         "C10_IDENTITY_LOW", "LEARNED_LEVEL"))),
     "R1": ((verdicts.r1_rate,), (verdicts, ("LEARNED_LEVEL",))),
     "G1": ((verdicts.g1_phases, verdicts.c1_seed, verdicts.shows_three_phases, verdicts.over_seeds, phases.detect_phases),

@@ -16,10 +16,21 @@ same subspace of matrices Uᵀ M U, of D's norm, that raises the score of the wr
 (`steer_sham`) is a fixed random unit direction orthogonal to D, drawn from `perturb_seed`: not in that subspace.
 
 The steering. Right after each steered optimizer step, the update Δ of W_QK2 is changed so that its component
-along the steered direction is `steer_share` × ‖Δ‖: 0 removes that component (for D: the map's contrast does not
-move with that step, for the copies as they are), 0.5 pushes every update toward it by half its size, 2 by twice
-its size. The change is written into W_Q2 (W_K2 and the optimizer's moments are left alone):
-W_Q2 += c D (W_K2ᵀ)⁺, exact where W_K2 is square and invertible, as in the paper's shape (d_head = d_model).
+along the steered direction is `steer_share` × a size: 0 removes that component (for D: the map's contrast does not
+move with that step, for the copies as they are), 0.5 pushes toward it by half the size, 2 by twice. The change
+is written into W_Q2 (W_K2 and the optimizer's moments are left alone), in one of two ways (`steer_write`).
+
+"exact" (the fixed windows of 2026-12-03): the size is ‖Δ‖, and W_Q2 += c D (W_K2ᵀ)⁺, so that W_QK2 changes by
+exactly c D where W_K2 is square and invertible, as in the paper's shape (d_head = d_model). Where W_K2 is
+ill-conditioned that change of W_Q2 is large (at step 3,601 of a stuck run, initialization 2434 with data order
+2460: 17 |c|, against 0.19 |c| for the smallest write below), the next updates of W_QK2 grow with W_Q2, and so
+does the next push: from that state a push of share 1 took ‖W_Q2‖ from 14 to 2·10¹³ within 100 steps. (With the
+smallest write and the size ‖Δ‖, the same push still grew it to 3·10⁵ over 3,000 steps.)
+
+"smallest" (the onset test): the size is the norm of the change of W_QK2 that W_Q2's own step made, W_K2 held (the
+steering's own changes of W_Q2 do not feed into it), and the change X of W_Q2 is the smallest that moves the
+component of W_QK2 along the direction by c while, for a sham, holding its component along D: X lies in the span of
+direction·W_K2 and D·W_K2 (no inverse of W_K2). It changes W_QK2 off those directions too.
 
 The trigger. With `steer_trigger` > 0, the first eval step at which measure 5 (layer 1 copies the variables)
 reaches it is recorded in the run's counters (`record_trigger`: saved with the resume state, so a resumed run
@@ -33,6 +44,7 @@ equals an uninterrupted one).
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import torch
 
@@ -139,10 +151,23 @@ def sham_direction(config: RunConfig, identity: torch.Tensor) -> torch.Tensor:
     return raw / raw.norm()
 
 
+class Before(NamedTuple):
+    """What a steered step is measured against: W_QK2 and W_Q2 before the optimizer step (float64)."""
+    qk: torch.Tensor
+    w_q: torch.Tensor
+
+
+def snapshot(model) -> Before:
+    attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
+    return Before(qk2(model), attn.W_Q[h].detach().double().clone())
+
+
 @torch.no_grad()
-def steer(model, config: RunConfig, before: torch.Tensor) -> float:
-    """Set the component of this step's W_QK2 update (`before` → now) along the steered direction to
-    `steer_share` × the update's norm; returns the coefficient c added along that direction."""
+def steer(model, config: RunConfig, before: Before) -> float:
+    """Set the component of this step's W_QK2 update (`before` → now) along the steered direction to `steer_share`
+    × a size: the update's norm ("exact" write), or the norm of the change of W_QK2 that W_Q2's own step made, W_K2
+    held ("smallest" write: a size the steering's own changes of W_Q2 do not feed back into). Returns the
+    coefficient c added along the direction."""
     identity = identity_direction(model)
     if config.train.steer_sham:
         direction = sham_direction(config, identity)
@@ -150,11 +175,21 @@ def steer(model, config: RunConfig, before: torch.Tensor) -> float:
         direction = wrong_pairs_direction(model, identity)
     else:
         direction = identity
-    update = qk2(model) - before
-    c = config.train.steer_share * float(update.norm()) - float((update * direction).sum())
     attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
     w_k = attn.W_K[h].double()
-    # X W_Kᵀ = c D  <=>  W_K Xᵀ = c Dᵀ: least squares, exact for a square invertible W_K
-    change = torch.linalg.lstsq(w_k, (c * direction).T).solution.T
+    update = qk2(model) - before.qk
+    smallest = config.train.steer_write == "smallest"
+    size = (attn.W_Q[h].double() - before.w_q) @ w_k.T if smallest else update
+    c = config.train.steer_share * float(size.norm()) - float((update * direction).sum())
+    if smallest:
+        # the smallest X with ⟨X W_Kᵀ, direction⟩ = c (and, for a sham, ⟨X W_Kᵀ, D⟩ = 0): X in the span of
+        # direction W_K (and D W_K), from their Gram matrix; no inverse of W_K
+        reach = torch.stack([direction @ w_k] + ([identity @ w_k] if direction is not identity else []))
+        target = torch.zeros(len(reach), dtype=torch.float64, device=reach.device)
+        target[0] = c
+        change = torch.einsum("a,aij->ij", torch.linalg.solve(torch.einsum("aij,bij->ab", reach, reach), target), reach)
+    else:
+        # X W_Kᵀ = c D  <=>  W_K Xᵀ = c Dᵀ: least squares, exact for a square invertible W_K
+        change = torch.linalg.lstsq(w_k, (c * direction).T).solution.T
     attn.W_Q[h] += change.to(attn.W_Q.dtype)
     return c

@@ -112,7 +112,7 @@ def _update(model, optimizer, config: RunConfig, step: int | None, counters: dic
     if step is not None:
         add_gradient_noise(model, config, step)
     steering = steer.due(config, step, counters)
-    before = steer.qk2(model) if steering else None
+    before = steer.snapshot(model) if steering else None
     optimizer.step()
     if steering:
         steer.steer(model, config, before)

@@ -66,6 +66,7 @@ C10_TRIGGER, C10_WINDOW = float(_ONSET["trigger"]), int(_ONSET["window"])
 C10_PUSH_SHARES = tuple(float(s) for s in _ONSET["push_shares"])
 C10_NECESSITY_CELLS, C10_PUSH_CELLS = 4 * len(_ONSET["necessity_inits"]), len(_ONSET["push_cells"])
 C10_HOLD = study_profile()["composition"]["odds_hold"]  # evaluations composition must hold (the early stop's)
+C10_BUDGET = study_profile()["composition"]["decide_steps"]  # each run's steps at most
 C10_COPY_MARGIN = 0.05  # the removal's mean measure 5 over the window within this of the twin's over the same steps
 C10_ONSET_P = 0.05  # each exact one-sided sign test
 C10_MIN_CELLS, C10_MIN_PUSH_CELLS = 8, 6  # necessity: cells that pass their checks; sufficiency: cells a push passes in
@@ -164,12 +165,15 @@ RULES = {
     "C10": (f"A causal test at copying onset (stated 2026-12-04, before its runs; sweeps c10_onset and"
             f" c10_onset_push). Each run starts its steering after the first evaluation at which layer 1 copies"
             f" (measure 5 ≥ {C10_TRIGGER}) and steers for {C10_WINDOW:,} steps; it stops once 1-var train ≥"
-            f" {LEARNED_LEVEL} has held for {C10_HOLD} evaluations after that window (12,000 steps at most). Necessity,"
+            f" {LEARNED_LEVEL} has held for {C10_HOLD} evaluations after that window ({C10_BUDGET:,} steps at most)."
+            " Necessity,"
             f" on {C10_NECESSITY_CELLS} cells of the crossed design whose initialization composed in all 16 of its runs:"
             " the identity component of every layer-2 QK update removed (its part along the direction that raises"
-            " the variable QK map's same-variable scores over the others fastest); a sham removed instead, a"
+            " the variable QK map's same-variable scores over the others fastest), each change written as the"
+            " smallest change of W_Q2 that sets that component; a sham removed instead, a"
             " direction of the same norm in the same subspace that pairs each variable with the next one (made"
-            " orthogonal to the identity direction); and no steering (the twin). Manipulation checks per cell: the"
+            " orthogonal to the identity direction; its change holds the identity component); and no steering"
+            " (the twin). Manipulation checks per cell: the"
             f" removal keeps measure 3 below {C10_IDENTITY_LOW} throughout its window while its mean measure 5 there"
             f" stays within {C10_COPY_MARGIN} of the twin's over the same steps; the sham lets measure 3 reach"
             f" {C10_IDENTITY_LOW} in its window. A cell enters only if both pass (and its three arms triggered at the"
@@ -179,9 +183,10 @@ RULES = {
             " removal against sham, each by an exact one-sided sign test over the cells (ties left out): necessity is"
             f" shown if both give p < {C10_ONSET_P}, not shown otherwise. Sufficiency, on {C10_PUSH_CELLS} cells whose"
             " eager and compiled runs both stayed stuck: the identity component of every update set to "
-            + " and to ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times the update's norm (a push),"
+            + " and to ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times the size of the change that W_Q2's own step makes to W_QK2 (a push),"
             " each beside a wrong-pairs sham pushed as hard, and the twin. The push's check: measure 3 reaches"
-            f" {C10_IDENTITY_LOW} in its window. The first strength (weakest first) whose push passes in at least"
+            f" {C10_IDENTITY_LOW} in its window while its mean measure 5 there stays within {C10_COPY_MARGIN} of the"
+            " twin's. The first strength (weakest first) whose push passes in at least"
             f" {C10_MIN_PUSH_CELLS} cells is read, on those cells: sufficiency is shown if the pushed runs end"
             " composed after the window (composition holding over their last evaluations) where their twins do not"
             " more often than the reverse, and likewise against the shams at that strength (exact one-sided sign"
@@ -776,11 +781,16 @@ def c10_sufficiency(cells: list[Mapping]) -> dict:
     "text", "share": the strength read (None: none passed its check)}."""
     shares = sorted({float(s) for c in cells for s in c["push"]})
     tried, chosen, passing = [], None, []
+
+    def passes(c, share) -> bool:  # the push formed the identity pattern and left layer 1's copying as the twin's
+        push, twin = c["push"].get(share), c["twin"]
+        return bool(push is not None and twin is not None and push["trigger"] is not None
+                    and push["m3_max"] >= C10_IDENTITY_LOW
+                    and abs(push["m5_mean"] - twin["m5_mean"]) <= C10_COPY_MARGIN)
     for share in shares:
-        passing = [c for c in cells if c["push"].get(share) is not None and c["push"][share]["trigger"] is not None
-                   and c["push"][share]["m3_max"] >= C10_IDENTITY_LOW]
-        tried.append(f"the push at {share:g} passes its check (measure 3 ≥ {C10_IDENTITY_LOW} in the window) in"
-                     f" {len(passing)} of {len(cells)} cells")
+        passing = [c for c in cells if passes(c, share)]
+        tried.append(f"the push at {share:g} passes its check (measure 3 ≥ {C10_IDENTITY_LOW} in the window, mean"
+                     f" measure 5 within {C10_COPY_MARGIN} of the twin's) in {len(passing)} of {len(cells)} cells")
         if len(passing) >= C10_MIN_PUSH_CELLS:
             chosen = share
             break

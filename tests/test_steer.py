@@ -16,7 +16,7 @@ from test_trainer import assert_same_weights, final_weights, metric_rows
 
 
 def one_step(config: RunConfig):
-    """A model after one AdamW step, with W_QK2 from before the step (what `steer.steer` is handed)."""
+    """A model after one AdamW step, with W_QK2 and W_Q2 from before the step (what `steer.steer` is handed)."""
     torch.manual_seed(0)
     model = initial_model(config)
     optimizer = trainer.make_optimizer(model, config)
@@ -24,27 +24,53 @@ def one_step(config: RunConfig):
     answers = torch.randint(0, config.task.modulus, (8,))
     loss = fused_loss(model, tokens, answers, config, torch.device("cpu"))
     loss.backward()
-    before = steer.qk2(model)
+    before = steer.snapshot(model)
     optimizer.step()
     return model, before
 
 
 def component(model, before, direction) -> tuple[float, float]:
-    update = steer.qk2(model) - before
+    update = steer.qk2(model) - before.qk
     return float((update * direction).sum()), float(update.norm())
 
 
-@pytest.mark.parametrize("share", [0.0, 0.5])
-def test_the_identity_component_of_the_update_is_set_to_its_share(share):
-    config = RunConfig().replace(steer_from=1, steer_to=5, steer_share=share)
+def push_size(model, before, config) -> float:
+    """What a share multiplies: the update's norm (exact write), or the change of W_QK2 made by W_Q2's own step with
+    W_K2 held (smallest write)."""
+    if config.train.steer_write == "exact":
+        return component(model, before, steer.qk2(model))[1]
+    w_q, w_k = model.blocks[1].attn.W_Q[0].detach().double(), model.blocks[1].attn.W_K[0].detach().double()
+    return float(((w_q - before.w_q) @ w_k.T).norm())
+
+
+@pytest.mark.parametrize("share, write", [(0.0, "exact"), (0.5, "exact"), (0.0, "smallest"), (2.0, "smallest")])
+def test_the_identity_component_of_the_update_is_set_to_its_share(share, write):
+    config = RunConfig().replace(steer_from=1, steer_to=5, steer_share=share, steer_write=write)
     model, before = one_step(config)
     identity = steer.identity_direction(model)
     free, size = component(model, before, identity)
     assert abs(free) > 1e-6 * size  # a free update has an identity component to remove
+    target = share * push_size(model, before, config)
     steer.steer(model, config, before)
     moved, _ = component(model, before, identity)
-    assert moved == pytest.approx(share * size, abs=1e-6 * size)
+    assert moved == pytest.approx(target, abs=1e-6 * size)
     assert torch.equal(steer.identity_direction(model), identity)  # the copies (layer 1) are left alone
+
+
+def test_the_smallest_write_changes_w_q2_by_far_less_than_the_exact_one():
+    """The exact write solves X W_K2ᵀ = c D through W_K2's inverse; the smallest moves only the component along D,
+    with ‖X‖ = |c| / ‖D W_K2‖."""
+    changes = {}
+    for write in ("exact", "smallest"):
+        config = RunConfig().replace(steer_from=1, steer_to=5, steer_share=0.0, steer_write=write)
+        model, before = one_step(config)
+        w_q = model.blocks[1].attn.W_Q[0].detach().clone()
+        c = steer.steer(model, config, before)
+        changes[write] = float((model.blocks[1].attn.W_Q[0].detach() - w_q).double().norm())
+        if write == "smallest":
+            reach = steer.identity_direction(model) @ model.blocks[1].attn.W_K[0].detach().double()
+            assert changes[write] == pytest.approx(abs(c) / float(reach.norm()), rel=1e-4)
+    assert changes["smallest"] < changes["exact"] / 2
 
 
 def test_the_sham_pushes_another_direction_and_leaves_the_identity_component():
@@ -80,12 +106,12 @@ def test_runs_without_steering_keep_their_hash_and_steered_ones_do_not():
     ({"steer_sham": "yes"}, "steer_sham must be true or false"),
     ({"steer_trigger": 1.5, "steer_window": 10}, r"steer_trigger must lie in \[0, 1\]"),
     ({"steer_trigger": True, "steer_window": 10}, r"steer_trigger must lie in \[0, 1\]"),
-    ({"steer_trigger": 0.95}, "a triggered steering needs 1 <= steer_window < steps"),
-    ({"steer_trigger": 0.95, "steer_window": 40_000}, "a triggered steering needs 1 <= steer_window < steps"),
+    ({"steer_trigger": 0.95}, "a triggered steering needs steer_window >= 1"),
     ({"steer_trigger": 0.95, "steer_window": 1.5}, "steer_window must be an integer >= 0"),
     ({"steer_trigger": 0.95, "steer_window": 10, "steer_from": 1, "steer_to": 10},
      "steer_trigger and steer_from/steer_to exclude each other"),
     ({"steer_trigger": 0.95, "steer_window": 10, "steer_direction": "diagonal"}, "steer_direction must be one of"),
+    ({"steer_trigger": 0.95, "steer_window": 10, "steer_write": "inverse"}, "steer_write must be one of exact, smallest"),
     ({"steer_trigger": 0.95, "steer_window": 10, "steer_direction": "wrong_pairs", "steer_sham": True},
      "steer_sham is the random direction; it excludes steer_direction 'wrong_pairs'"),
 ])
@@ -122,7 +148,7 @@ ONSET = {"steer_trigger": 0.95, "steer_window": 3000}
 def test_triggered_settings_keep_every_earlier_hash_and_name_one_config_each():
     paper = RunConfig()
     # settings that do nothing without a trigger or a window take their defaults
-    idle = paper.replace(steer_window=3000, steer_direction="wrong_pairs", steer_share=2.0)
+    idle = paper.replace(steer_window=3000, steer_direction="wrong_pairs", steer_share=2.0, steer_write="smallest")
     assert idle == paper and idle.hash() == SEED42_HASH and not idle.train.perturbed
     today = paper.replace(steer_from=1, steer_to=6000, steer_share=0.5, steer_sham=True, perturb_seed=1)
     assert paper.replace(steer_from=1, steer_to=6000, steer_share=0.5, steer_direction="random", perturb_seed=1) \
@@ -132,7 +158,8 @@ def test_triggered_settings_keep_every_earlier_hash_and_name_one_config_each():
         ("twin", {"steer_direction": "none"}), ("push", {"steer_share": 4.0}))}
     assert len({c.hash() for c in arms.values()} | {SEED42_HASH, today.hash()}) == 6
     assert all(c.train.perturbed for c in arms.values())
-    assert paper.replace(**ONSET, steer_direction="none", steer_share=4.0) == arms["twin"]  # the twin steers nothing
+    assert paper.replace(**ONSET, steer_direction="none", steer_share=4.0, steer_write="smallest") == arms["twin"]
+    assert paper.replace(**ONSET, steer_write="smallest").hash() != arms["removal"].hash()  # another write, another run
     assert arms["removal"].train.perturb_seed == 0 == paper.replace(**ONSET, perturb_seed=5).train.perturb_seed
 
 
@@ -165,14 +192,15 @@ def test_the_wrong_pairs_sham_is_d_s_twin_in_its_subspace():
 
 @pytest.mark.parametrize("share", [0.0, 2.0])
 def test_the_wrong_pairs_sham_sets_its_own_component_and_leaves_the_identity_component(share):
-    config = RunConfig().replace(**ONSET, steer_direction="wrong_pairs", steer_share=share)
+    config = RunConfig().replace(**ONSET, steer_direction="wrong_pairs", steer_share=share, steer_write="smallest")
     model, before = one_step(config)
     identity = steer.identity_direction(model)
     sham = steer.wrong_pairs_direction(model, identity)
     free, size = component(model, before, identity)
+    target = share * push_size(model, before, config)
     steer.steer(model, config, before)
     assert component(model, before, identity)[0] == pytest.approx(free, abs=1e-6 * size)
-    assert component(model, before, sham)[0] == pytest.approx(share * size, abs=1e-6 * size)
+    assert component(model, before, sham)[0] == pytest.approx(target, abs=1e-6 * size)
 
 
 def test_the_triggered_window_follows_the_recorded_eval():
@@ -187,6 +215,7 @@ def test_the_triggered_window_follows_the_recorded_eval():
     assert counters == {"steer_started_after": 1101} and steer.window(config, counters) == (1102, 1201)
     assert [steer.due(config, s, counters) for s in (1101, 1102, 1201, 1202)] == [False, True, True, False]
     assert steer.pending(config, counters, 1201) and not steer.pending(config, counters, 1202)
+    assert steer.window(config.replace(steps=1150), counters) == (1102, 1150)  # a window ends with the run
     twin = config.replace(steer_direction="none")
     assert not steer.due(twin, 1102, counters) and steer.pending(twin, counters, 1201)  # nothing steered, waits
     nan = {}
@@ -246,7 +275,7 @@ def test_a_resumed_triggered_run_equals_an_uninterrupted_one(tiny_config, tmp_pa
     would fire again at step 21 and steer other steps."""
     from test_trainer import interrupt_at
     _forced_m5(monkeypatch, 11)
-    config = tiny_config.replace(steer_trigger=0.95, steer_window=12, steer_share=0.0)
+    config = tiny_config.replace(steer_trigger=0.95, steer_window=12, steer_share=0.0, steer_write="smallest")
     straight = trainer.train(config, tmp_path / "straight", progress=False)
     with pytest.MonkeyPatch.context() as kill:
         interrupt_at(kill, "train_step", lambda call, args: call == 17)
@@ -280,7 +309,7 @@ def test_the_onset_sweeps_follow_their_stated_cell_rules():
     from collections import Counter
     from assignadd_core.run_folder import DEFAULT_ROOT
     from assignadd_core.sweep import SWEEPS, read_records
-    from assignadd_core.sweep.grid import ODDS_DATA, ODDS_INITS, onset_cells
+    from assignadd_core.sweep.grid import C10_PUSH_SHARES, ODDS_DATA, ODDS_INITS, onset_cells
     design = {}
     for record in read_records(DEFAULT_ROOT / "sweeps" / "composition_odds.jsonl"):
         cell = (record["config"]["train"]["init_seed"], record["seed"])
@@ -311,8 +340,9 @@ def test_the_onset_sweeps_follow_their_stated_cell_rules():
         configs = [RunConfig().replace(**p.overrides).train for p in points]
         assert {(c.steer_trigger, c.steer_window, c.steps, c.stop_when_composed) for c in configs} == {
             (0.95, 3000, 12000, 5)}
+        assert {c.steer_write for c in configs if c.steer_direction != "none"} == {"smallest"}
         assert len({p.key for p in points}) == len(points)
     directions = Counter((c.steer_direction, c.steer_share) for c in
                          (RunConfig().replace(**p.overrides).train for p in push.points()))
-    assert directions == {("none", 0.0): 6, ("identity", 1.0): 6, ("wrong_pairs", 1.0): 6, ("identity", 4.0): 6,
-                          ("wrong_pairs", 4.0): 6}
+    assert directions == {("none", 0.0): 6, **{(d, s): 6 for s in C10_PUSH_SHARES for d in ("identity", "wrong_pairs")}}
+    assert len(C10_PUSH_SHARES) == 2 and list(C10_PUSH_SHARES) == sorted(C10_PUSH_SHARES)  # weakest first

@@ -419,6 +419,10 @@ def test_c10_onset_sufficiency_takes_the_first_push_that_passes_its_check():
     cells[0]["push"][4.0] = _reading(9001, m3_max=0.4)
     assert v.c10_sufficiency(cells)["reading"] == "untested"  # passes in 5 of 6 cells
     cells = _sufficiency(6)
+    for c in cells:
+        c["push"][4.0] = _reading(9001, m3_max=0.8, m5_mean=0.7)  # the identity pattern, but layer 1 disturbed
+    assert v.c10_sufficiency(cells)["reading"] == "untested"
+    cells = _sufficiency(6)
     cells[0]["push"][4.0] = _reading(None, m3_max=0.8)
     assert v.c10_sufficiency(cells)["reading"] == "shown"  # 5 of 6 compose where the twin does not: p = 0.031
     cells[1]["push"][4.0] = _reading(None, m3_max=0.8)

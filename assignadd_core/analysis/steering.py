@@ -1,5 +1,7 @@
-"""C10's causal test read from its runs (sweeps c10_remove and c10_add, `steer`): per seed, when the twin and the
-steered runs compose, in the form `verdicts.c10_causal` reads.
+"""C10's causal tests read from their runs (`steer`). The test of 2026-12-03 (sweeps c10_remove and c10_add): per
+seed, when the twin and the steered runs compose, in the form `verdicts.c10_causal` reads. The test at copying onset
+(2026-12-04, sweeps c10_onset and c10_onset_push): per cell and arm, the window after the trigger (measures 3 and 5
+there) and the time to compose, in the form `verdicts.c10_onset` reads.
 
 Inputs are a sweep's results frame (one row per run: seed, the steering fields, final pools) and its runs' metrics
 tables (every 100 steps), as for the composition study.

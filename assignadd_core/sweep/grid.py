@@ -20,7 +20,7 @@ METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set
 MODE_COMPILE = {"eager": "off", "compiled": "on"}
 PERTURBATION_KEYS = ("train.jitter", "train.jitter_step", "train.grad_noise", "train.perturb_seed", "train.steer_from",
                      "train.steer_to", "train.steer_share", "train.steer_sham", "train.steer_trigger",
-                     "train.steer_window", "train.steer_direction")
+                     "train.steer_window", "train.steer_direction", "train.steer_write")
 
 
 @dataclass(frozen=True)
@@ -283,7 +283,8 @@ C10_PUSH_SHARES = tuple(float(s) for s in ONSET["push_shares"])
 def onset_arm(direction: str, share: float = 0.0) -> dict:
     """One arm at copying onset: what is steered (`config.STEER_DIRECTIONS`) and its share."""
     return {"train.steer_trigger": float(ONSET["trigger"]), "train.steer_window": int(ONSET["window"]),
-            "train.steer_direction": direction, "train.steer_share": float(share)}
+            "train.steer_direction": direction, "train.steer_share": float(share),
+            "train.steer_write": ONSET["write"]}
 
 
 C10_ONSET_ARMS = (onset_arm("none"), onset_arm("identity"), onset_arm("wrong_pairs"))  # twin, removal, sham
@@ -407,9 +408,9 @@ _SWEEPS = {
         x_label="initialization seed", metric_label="1-var train accuracy",
         description=f"C10's sufficiency at copying onset: {len(C10_PUSH_CELLS)} cells of the crossed design stuck"
                     f" eager and compiled, from the eval at which layer 1 copies for {ONSET['window']:,} steps: the"
-                    " identity component of every update pushed to "
-                    + " and ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times its norm, a wrong-pairs sham"
-                    f" as hard, and the twin; {DECIDE_STEPS:,} steps, eager"),
+                    " identity component of every layer-2 QK update pushed to "
+                    + " and ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times the change W_Q2's own step"
+                    f" makes, a wrong-pairs sham as hard, and the twin; {DECIDE_STEPS:,} steps, eager"),
     "composition_bf16": Sweep(
         "composition_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
         seeds=tuple(range(42, 52)), metric_label="1-var train accuracy",
