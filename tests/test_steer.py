@@ -334,6 +334,7 @@ def test_the_onset_sweeps_follow_their_stated_cell_rules():
     then = [d for d in ODDS_DATA if (1029, d) in stuck and d not in first][:3]
     assert sorted(cells) == sorted([(8680, d) for d in first] + [(1029, d) for d in then])
 
+    assert necessity.with_seeds([42]).points() == [] == push.with_seeds([42]).points()  # a seed outside the design
     for sweep, arms in ((necessity, 3), (push, 5)):
         points = sweep.points()
         assert len(points) == arms * len(onset_cells(sweep)) and {p.mode for p in points} == {"eager"}

@@ -296,7 +296,8 @@ def necessity_cell(point: "Point") -> bool:
     """The necessity cells: an always-composing initialization (C10_NECESSITY_INITS) in the design's balanced half
     (its position and the data order's in the design have the same parity): four data orders each, each twice."""
     init = point.params["train.init_seed"]
-    return init in C10_NECESSITY_INITS and (ODDS_INITS.index(init) + ODDS_DATA.index(point.seed)) % 2 == 0
+    return init in C10_NECESSITY_INITS and point.seed in ODDS_DATA and \
+        (ODDS_INITS.index(init) + ODDS_DATA.index(point.seed)) % 2 == 0
 
 
 def push_cell(point: "Point") -> bool:
