@@ -60,20 +60,24 @@ def train_seeds(seeds=None, root: Path | None = None, progress: bool = True, ste
     return runs
 
 
-WINDOWS = ("premise", "copying")
+WINDOWS = ("premise", "copying", "state")
+OWN_STEPS = ("state",)  # windows in which every seed, stuck ones too, is read at its own steps (matched in state)
 
 
 def window_steps(metrics: pd.DataFrame, window: str = "premise") -> list[int]:
     """The checkpoints before the run composes (1-var train ≥ the composed level) in the `window`: "premise" (layer 1
-    copies, `=` reads the operands, measure 3 low: the claim's first rule) or "copying" (layer 1 copies: the
-    window the rule before 2026-12-03 averaged over)."""
+    copies, `=` reads the operands, measure 3 low: the claim's first rule), "copying" (layer 1 copies: the
+    window the rule before 2026-12-03 averaged over) or "state" (layer 1 copies and measure 3 is low: the premise's
+    state without the `=` condition, where a stuck seed is read at its own steps, 2026-12-04)."""
     m = metrics.sort_values("step").set_index("step")
     end = first_composed(metrics)
     end = int(m.index.max()) + 1 if end is None else end
     inside = (m["m5_l1_value_prev_token"] >= verdicts.C10_COPY) & (m.index < end)
+    if window in ("premise", "state"):
+        inside &= m["m3_l2_var_identity_qk"] < verdicts.C10_IDENTITY_LOW
     if window == "premise":
-        inside &= (m["m4_l1_eq_to_operands"] >= verdicts.C10_EQ) & (m["m3_l2_var_identity_qk"] < verdicts.C10_IDENTITY_LOW)
-    elif window != "copying":
+        inside &= m["m4_l1_eq_to_operands"] >= verdicts.C10_EQ
+    elif window not in WINDOWS:
         raise ValueError(f"window must be one of {WINDOWS}, got {window!r}")
     return [int(s) for s in m.index[inside]]
 
@@ -91,14 +95,15 @@ def contrasts(run: Run, steps: list[int]) -> pd.DataFrame:
 
 
 def read(runs: dict[int, Run], window: str = "premise") -> pd.DataFrame:
-    """The window table: composing seeds at their own window checkpoints, stuck seeds at the union of those."""
+    """The window table: composing seeds at their own window checkpoints, stuck seeds at the union of those (matched
+    in steps), or, in the `OWN_STEPS` windows, at their own (matched in state)."""
     composes = {seed: run for seed, run in runs.items() if first_composed(run.metrics()) is not None}
-    own = {seed: window_steps(run.metrics(), window) for seed, run in composes.items()}
-    matched = sorted({s for steps in own.values() for s in steps})
+    own = {seed: window_steps(run.metrics(), window) for seed, run in runs.items()}
+    matched = sorted({s for seed in composes for s in own[seed]})
     rows = []
     for seed, run in runs.items():
         group = "composing" if seed in composes else "stuck"
-        steps = own[seed] if seed in composes else matched
+        steps = own[seed] if seed in composes or window in OWN_STEPS else matched
         if not steps:
             rows.append(pd.DataFrame({"seed": [seed], "group": [group], "step": [np.nan]}))
             continue
@@ -122,6 +127,29 @@ def per_seed(table: pd.DataFrame) -> pd.DataFrame:
     out = grouped.agg(steps=("step", "count"), first=("step", "min"), last=("step", "max"),
                       gradient=("grad_white_contrast", "mean"), update=("update_white_contrast", "mean"))
     return out.reset_index()
+
+
+def matched_state(table: pd.DataFrame, metrics: dict[int, pd.DataFrame]) -> pd.DataFrame:
+    """Every seed read at its own steps in the "state" window (layer 1 copies, measure 3 low, before composing; from
+    `metrics`, each seed's metrics table) out of a window table already made: a contrast depends on the seed and the
+    step, not on the window a row was read for. One row per seed, as `per_seed`: its group, the steps read (those
+    of its own the table holds), the steps it has in that state ("wanted"), and the mean of each contrast over the
+    steps read (NaN where the table holds none of them)."""
+    known = table.dropna(subset=["step"]).drop_duplicates(["seed", "step"])
+    rows = []
+    for seed, m in metrics.items():
+        wanted = window_steps(m, "state")
+        mine = known[(known["seed"] == seed) & known["step"].isin(wanted)]
+        group = table.loc[table["seed"] == seed, "group"]
+        rows.append({"window": "state", "seed": seed, "group": group.iloc[0] if len(group) else None,
+                     "steps": len(mine), "wanted": len(wanted), "first": mine["step"].min(), "last": mine["step"].max(),
+                     "gradient": mine["grad_white_contrast"].mean(), "update": mine["update_white_contrast"].mean()})
+    return pd.DataFrame(rows)
+
+
+def study_metrics(root: Path | None = None) -> dict[int, pd.DataFrame]:
+    """The window study's seeds' metrics tables (committed without their checkpoints)."""
+    return {seed: Run(study_root(root) / f"seed{seed}").metrics() for seed in (*COMPOSING_SEEDS, *STUCK_SEEDS)}
 
 
 def over_seeds(values) -> dict:

@@ -32,6 +32,10 @@ TWO_VAR_RULES = ("paper_rows", "ablation_share_only")
 # How the training step runs (not a setting of the run: it never enters the config or its hash)
 COMPILE_CHOICES = ("auto", "on", "off")
 COMPOSED_LEVEL = 0.9  # a run has learned variable assignment once its 1-var train accuracy reaches this
+# What a steering changes (`steer`): the identity direction, the sham that pairs the wrong variables, the random sham
+# (stored as steer_sham), or nothing (the twin of a triggered steering).
+STEER_DIRECTIONS = ("identity", "wrong_pairs", "random", "none")
+STEER_WRITES = ("exact", "smallest")  # how a steering's change is written into W_Q2 (`steer.steer`)
 
 
 @dataclass(frozen=True)
@@ -245,6 +249,18 @@ class TrainConfig:
     steer_to: int = 0
     steer_share: float = 0.0
     steer_sham: bool = False
+    # Or steering that starts on a trigger: after the first eval at which measure 5 (layer 1 copies) reaches
+    # steer_trigger (0: no trigger), for the next steer_window steps. steer_direction (STEER_DIRECTIONS) is what is
+    # steered: "identity"; "wrong_pairs", the sham in the identity's subspace that pairs each variable with another;
+    # "random" (stored as steer_sham, its first spelling); "none", the twin: nothing is changed, but the trigger is
+    # recorded and an early stop waits for the window's end, as in the steered arms.
+    steer_trigger: float = 0.0
+    steer_window: int = 0
+    steer_direction: str = "identity"
+    # How the change is written into W_Q2 (STEER_WRITES): "exact" (the fixed windows of 2026-12-03) changes W_QK2 by
+    # exactly c x the direction, through W_K2's inverse, which an ill-conditioned W_K2 amplifies; "smallest" makes
+    # the smallest change of W_Q2 that moves the component along the direction by c (`steer`).
+    steer_write: str = "exact"
     eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
     probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
 
@@ -276,18 +292,7 @@ class TrainConfig:
                      f"{name} must be an integer >= 0, got {value!r}")
         _require(self.jitter_step < self.steps,
                  f"jitter_step must come before the last step ({self.steps}), got {self.jitter_step}")
-        _require(0 <= _real(self.steer_share) <= 1, f"steer_share must lie in [0, 1], got {self.steer_share!r}")
-        _require(isinstance(self.steer_sham, bool), f"steer_sham must be true or false, got {self.steer_sham!r}")
-        if self.steer_to:
-            _require(1 <= self.steer_from <= self.steer_to <= self.steps,
-                     f"steering needs 1 <= steer_from <= steer_to <= steps ({self.steps}),"
-                     f" got {self.steer_from}..{self.steer_to}")
-        # Settings that do nothing take their defaults: an unperturbed run has one config and one hash.
-        if self.steer_to == 0:
-            for name, default in (("steer_from", 0), ("steer_share", 0.0), ("steer_sham", False)):
-                object.__setattr__(self, name, default)
-        else:
-            object.__setattr__(self, "steer_share", float(self.steer_share))
+        self._check_steering()
         if self.jitter == 0:
             object.__setattr__(self, "jitter", 0.0)
             object.__setattr__(self, "jitter_step", 0)
@@ -296,10 +301,52 @@ class TrainConfig:
             if not self.steer_sham:  # the sham's direction is drawn from perturb_seed
                 object.__setattr__(self, "perturb_seed", 0)
 
+    def _check_steering(self) -> None:
+        _require(0 <= _real(self.steer_share) < math.inf,
+                 f"steer_share must be a finite number >= 0, got {self.steer_share!r}")
+        _require(isinstance(self.steer_sham, bool), f"steer_sham must be true or false, got {self.steer_sham!r}")
+        _require(0 <= _real(self.steer_trigger) <= 1,
+                 f"steer_trigger must lie in [0, 1] (a measure-5 level; 0: no trigger), got {self.steer_trigger!r}")
+        _require(isinstance(self.steer_window, int) and not isinstance(self.steer_window, bool)
+                 and self.steer_window >= 0, f"steer_window must be an integer >= 0, got {self.steer_window!r}")
+        _require(self.steer_direction in STEER_DIRECTIONS,
+                 f"steer_direction must be one of {', '.join(STEER_DIRECTIONS)}, got {self.steer_direction!r}")
+        _require(self.steer_write in STEER_WRITES,
+                 f"steer_write must be one of {', '.join(STEER_WRITES)}, got {self.steer_write!r}")
+        if self.steer_to:
+            _require(1 <= self.steer_from <= self.steer_to <= self.steps,
+                     f"steering needs 1 <= steer_from <= steer_to <= steps ({self.steps}),"
+                     f" got {self.steer_from}..{self.steer_to}")
+        if self.steer_trigger:
+            _require(not self.steer_to, "steer_trigger and steer_from/steer_to exclude each other: a steering window"
+                                        " is either triggered or fixed")
+            _require(self.steer_window >= 1, f"a triggered steering needs steer_window >= 1, got {self.steer_window}")
+        _require(not (self.steer_sham and self.steer_direction not in ("identity", "random")),
+                 f"steer_sham is the random direction; it excludes steer_direction {self.steer_direction!r}")
+        if self.steer_direction == "random":  # one spelling per config: the sham's first (its runs keep their hashes)
+            object.__setattr__(self, "steer_sham", True)
+            object.__setattr__(self, "steer_direction", "identity")
+        # Settings that do nothing take their defaults: an unperturbed run has one config and one hash.
+        if self.steer_to == 0 and self.steer_trigger == 0:
+            for name, default in (("steer_from", 0), ("steer_share", 0.0), ("steer_sham", False),
+                                  ("steer_trigger", 0.0), ("steer_window", 0), ("steer_direction", "identity"),
+                                  ("steer_write", "exact")):
+                object.__setattr__(self, name, default)
+        else:
+            object.__setattr__(self, "steer_trigger", float(self.steer_trigger))
+            object.__setattr__(self, "steer_share", 0.0 if self.steer_direction == "none" else float(self.steer_share))
+            if self.steer_direction == "none":  # nothing is written
+                object.__setattr__(self, "steer_write", "exact")
+
+    @property
+    def steered(self) -> bool:
+        """Whether the run asks for steering (a fixed or triggered window; the "none" twin too: its early stop waits)."""
+        return self.steer_to > 0 or self.steer_trigger > 0
+
     @property
     def perturbed(self) -> bool:
         """Whether the run carries a nudge, gradient noise or steering (not its cell's unperturbed run)."""
-        return self.jitter > 0 or self.grad_noise > 0 or self.steer_to > 0
+        return self.jitter > 0 or self.grad_noise > 0 or self.steered
 
     @property
     def weights_seed(self) -> int:
@@ -374,7 +421,9 @@ ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None, ("mod
                ("model", "n_heads"): 1, ("model", "mlp_layers"): (1,), ("train", "jitter"): 0.0,
                ("train", "jitter_step"): 0, ("train", "grad_noise"): 0.0, ("train", "perturb_seed"): 0,
                ("train", "stop_when_composed"): 0, ("train", "steer_from"): 0, ("train", "steer_to"): 0,
-               ("train", "steer_share"): 0.0, ("train", "steer_sham"): False, ("model", "copy_block"): None,
+               ("train", "steer_share"): 0.0, ("train", "steer_sham"): False, ("train", "steer_trigger"): 0.0,
+               ("train", "steer_window"): 0, ("train", "steer_direction"): "identity", ("train", "steer_write"): "exact",
+               ("model", "copy_block"): None,
                ("model", "lookup_block"): None, ("model", "mlp_block"): None, ("model", "copy_head"): 0,
                ("model", "lookup_head"): 0}
 

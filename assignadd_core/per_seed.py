@@ -96,7 +96,7 @@ def composed_runs(runs: dict[str, Run]) -> dict[str, Run]:
 
 # ---------------------------------------------------------------------------- C10 over seeds, from dense checkpoints
 def c10_seed(run, every: int = 100) -> dict:
-    """One seed's C10 numbers from a run with dense checkpoints (`verdicts.RULES["C10"]`):
+    """One seed's C10 gradient numbers from a run with dense checkpoints (`verdicts.c10_gradient`, C10's first rule):
     the premise window (measures 5 and 4 high, measure 3 low, before the run composes), and the mean whitened
     contrast of the negative gradient over the checkpoints where layer 1 copies (measure 5 high) before it
     composes (to the run's end for a run that never does), read on the `every`-step grid plus every window

@@ -15,7 +15,7 @@ from datetime import date
 from pathlib import Path
 
 from . import stats, verdicts
-from .analysis import generality, odds, phases, thresholds
+from .analysis import generality, odds, phases, steering, thresholds
 
 LOCK_PATH = Path(__file__).with_name("rules.lock.json")
 
@@ -40,7 +40,11 @@ PARTS = {
     "C9": ((verdicts.c9_threshold, verdicts._seed_span, verdicts.censored_median, verdicts.seed_crossing,
             thresholds.logistic_threshold, thresholds.firth_logistic, thresholds.c9_runs),
            (verdicts, ("THRESHOLD_LEVEL", "THRESHOLD_CLOSE", "C9_INCONCLUSIVE_WIDTH", "C9_RESAMPLES"))),
-    "C10": ((verdicts.c10_causal,), (verdicts, ("C10_REMOVE_TO", "C10_MIN_ARM", "LEARNED_LEVEL"))),
+    "C10": ((verdicts.c10_onset, verdicts.c10_necessity, verdicts.c10_sufficiency, verdicts._composed_later,
+             stats.sign_test_greater, steering.onset_reading, steering.time_to_compose, steering.onset_arm),
+            (verdicts, ("C10_TRIGGER", "C10_WINDOW", "C10_PUSH_SHARES", "C10_NECESSITY_CELLS", "C10_PUSH_CELLS",
+                        "C10_HOLD", "C10_BUDGET", "C10_COPY_MARGIN", "C10_ONSET_P", "C10_MIN_CELLS", "C10_MIN_PUSH_CELLS",
+                        "C10_IDENTITY_LOW", "LEARNED_LEVEL"))),
     "R1": ((verdicts.r1_rate,), (verdicts, ("LEARNED_LEVEL",))),
     "G1": ((verdicts.g1_phases, verdicts.c1_seed, verdicts.shows_three_phases, verdicts.over_seeds, phases.detect_phases),
            (verdicts, ("LEARNED_LEVEL",)), (phases, ("ADDITION_LEVEL", "VARIABLE_LOW", "JUMP_MIN_RISE", "SMOOTH",

@@ -91,6 +91,15 @@ def mcnemar_exact(up: int, down: int) -> float:
     return float(binomtest(up, up + down, 0.5, alternative="two-sided").pvalue)
 
 
+def sign_test_greater(up: int, down: int) -> float:
+    """One-sided exact sign test: the probability of at least `up` of `up + down` paired differences going up when
+    each goes either way with probability 1/2 (ties are left out before; 1 without pairs)."""
+    if up + down == 0:
+        return 1.0
+    from scipy.stats import binomtest
+    return float(binomtest(up, up + down, 0.5, alternative="greater").pvalue)
+
+
 def fisher(a: Rate, b: Rate) -> float:
     """Two-sided p-value of Fisher's exact test: do the two rates differ?"""
     from scipy.stats import fisher_exact

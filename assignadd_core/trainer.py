@@ -97,21 +97,22 @@ def make_optimizer(model: torch.nn.Module, config: RunConfig) -> torch.optim.Ada
 
 
 def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device,
-               bf16: bool | None = None, step: int | None = None) -> float:
+               bf16: bool | None = None, step: int | None = None, counters: dict | None = None) -> float:
     """One eager optimizer step (the reference every faster path is tested against); with `step`, that step's
-    gradient noise (`perturb`, if the config asks for any) is added before the update."""
+    gradient noise (`perturb`, if the config asks for any) is added before the update and its steering (`steer`;
+    `counters`: the run's, which hold a triggered window's start) applied after it."""
     loss = fused_loss(model, tokens, answers, config, device, bf16)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    _update(model, optimizer, config, step)
+    _update(model, optimizer, config, step, counters)
     return loss.item()
 
 
-def _update(model, optimizer, config: RunConfig, step: int | None) -> None:
+def _update(model, optimizer, config: RunConfig, step: int | None, counters: dict | None = None) -> None:
     if step is not None:
         add_gradient_noise(model, config, step)
-    steering = steer.due(config, step)
-    before = steer.qk2(model) if steering else None
+    steering = steer.due(config, step, counters)
+    before = steer.snapshot(model) if steering else None
     optimizer.step()
     if steering:
         steer.steer(model, config, before)
@@ -180,17 +181,18 @@ class TrainingStep:
               file=sys.stderr)
         self._compiled_loss = None
 
-    def __call__(self, tokens, answers, step: int | None = None) -> float:
+    def __call__(self, tokens, answers, step: int | None = None, counters: dict | None = None) -> float:
         if self._compiled_loss is not None:
             try:  # compilation happens at the first forward and backward; nothing is applied before step()
                 loss = self._compiled_loss(tokens, answers)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                _update(self.model, self.optimizer, self.config, step)
+                _update(self.model, self.optimizer, self.config, step, counters)
                 return loss.item()
             except Exception as err:  # noqa: BLE001
                 self._fall_back(err)
-        return train_step(self.model, self.optimizer, tokens, answers, self.config, self.device, self.bf16, step)
+        return train_step(self.model, self.optimizer, tokens, answers, self.config, self.device, self.bf16, step,
+                          counters)
 
 
 class StagedLoss:
@@ -381,7 +383,7 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
     try:
         for step in todo:
             tokens, answers = stream.batch(step)
-            loss = step_fn(tokens.to(dev), answers.to(dev), step)
+            loss = step_fn(tokens.to(dev), answers.to(dev), step, counters)
             if nudge_due(config, step):  # after this step's update; a state saved from here on holds it
                 nudge(model, config)
             if not math.isfinite(loss):
@@ -395,6 +397,7 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
                 now = time.perf_counter()
                 counters["elapsed_s"], tic = counters["elapsed_s"] + now - tic, now
                 counters["composed_streak"] = counters["composed_streak"] + 1 if composed_row(row) else 0
+                steer.record_trigger(config, counters, row)  # before the state is saved: a resume keeps it
                 save_eval_step(run, model, optimizer, row, counters, keep_checkpoints)
                 loss_sum, loss_count = 0.0, 0
                 bar.set_postfix(loss=f"{row['loss']:.3f}", v1=f"{row['1var_train']:.2f}",
@@ -419,10 +422,10 @@ def composed_row(row: dict) -> bool:
 def decided(config: RunConfig, counters: dict, step: int | None = None) -> bool:
     """Stop early: composition has held for `stop_when_composed` evaluations in a row (0: never), and a nudge
     or steering the run asks for is behind it (at `step`, by default the last saved one): a steered run's
-    composition counts once it holds without the steering."""
+    composition counts once it holds without the steering (a triggered window: once it has ended)."""
     wanted, t = config.train.stop_when_composed, config.train
     step = counters.get("step", 0) if step is None else step
-    pending = (t.jitter > 0 and step <= t.jitter_step) or (t.steer_to > 0 and step <= t.steer_to)
+    pending = (t.jitter > 0 and step <= t.jitter_step) or steer.pending(config, counters, step)
     return wanted > 0 and counters["composed_streak"] >= wanted and not pending
 
 
@@ -448,7 +451,8 @@ def resume(run: Run, model, optimizer, config: RunConfig) -> tuple[int, dict]:
                 "compiled_steps": state.get("compiled_steps", 0),  # saved before compiling existed: all eager
                 "stacked_steps": state.get("stacked_steps", 0),  # steps trained in a stack of 2 or more runs
                 "composed_streak": state.get("composed_streak", 0),  # evals in a row with 1-var train composed
-                "precision": state.get("precision", "fp32")}  # what the saved weights and moments are
+                "precision": state.get("precision", "fp32"),  # what the saved weights and moments are
+                **steer.saved_counters(config, state)}  # a triggered steering's start (None: not reached yet)
     truncate_metrics(run.metrics_path, start)
     check_logged_versions(run, start)
     return start, counters
@@ -498,7 +502,8 @@ def finish_run(run: Run, model, config: RunConfig, environment: dict, counters: 
     final = {"steps": last_step, **stopped, "exact": results["exact"], "pools": results["pools"],
              "wall_time_s": round(counters["elapsed_s"], 1), **environment, "bf16_used": bf16_steps > 0,
              "bf16_steps": bf16_steps, "compiled": compiled_steps > 0, "compiled_steps": compiled_steps,
-             "compile": compile, "stacked": stacked, "stacked_steps": counters["stacked_steps"]}
+             "compile": compile, "stacked": stacked, "stacked_steps": counters["stacked_steps"],
+             **steer.final_fields(config, counters)}
     sampled = {name: list(sizes) for name, sizes in exact_set_sizes(config.task).items() if sizes[0] < sizes[1]}
     if sampled:  # a task larger than the paper's: which exact sets were a sample ([evaluated, whole])
         final["exact_sampled"] = sampled

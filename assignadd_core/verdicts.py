@@ -18,7 +18,8 @@ from typing import Mapping
 
 from .config import COMPOSED_LEVEL
 from .paper import F_THRESHOLD, HELDOUT_EXACT, R_THRESHOLD
-from .stats import Rate, clopper_pearson, fisher, t_interval  # noqa: F401  (clopper_pearson: verdicts' readers use it)
+from .stats import Rate, clopper_pearson, fisher, sign_test_greater, t_interval  # noqa: F401  (clopper_pearson: readers)
+from .study import paper as study_profile
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_YET_RUN = "reproduced", "partly", "not reproduced", "not yet run"
 FINDING = "finding"  # this book's own result, no claim of the paper to compare with
@@ -62,6 +63,18 @@ C10_MIN_WINDOW, C10_MIN_SEEDS = 3, 3  # checkpoints in a seed's window; seeds wi
 # C10 as an experiment (stated 2026-12-03, before its runs; `steer`, sweeps c10_remove and c10_add): the step up to
 # which the identity component is removed, and the seeds each arm needs to be read.
 C10_REMOVE_TO, C10_MIN_ARM = 6000, 3
+# C10 at copying onset (stated 2026-12-04, before its runs; sweeps c10_onset and c10_onset_push, `c10_onset`): the
+# design from the study profile (studies/paper.yaml, c10.onset), the rule's own levels here. The identity pattern
+# has formed in a window when measure 3 reaches C10_IDENTITY_LOW there (half the variables' rows peak on their own).
+_ONSET = study_profile()["c10"]["onset"]
+C10_TRIGGER, C10_WINDOW = float(_ONSET["trigger"]), int(_ONSET["window"])
+C10_PUSH_SHARES = tuple(float(s) for s in _ONSET["push_shares"])
+C10_NECESSITY_CELLS, C10_PUSH_CELLS = 4 * len(_ONSET["necessity_inits"]), len(_ONSET["push_cells"])
+C10_HOLD = study_profile()["composition"]["odds_hold"]  # evaluations composition must hold (the early stop's)
+C10_BUDGET = study_profile()["composition"]["decide_steps"]  # each run's steps at most
+C10_COPY_MARGIN = 0.05  # the removal's mean measure 5 over the window within this of the twin's over the same steps
+C10_ONSET_P = 0.05  # each exact one-sided sign test
+C10_MIN_CELLS, C10_MIN_PUSH_CELLS = 8, 6  # necessity: cells that pass their checks; sufficiency: cells a push passes in
 
 # The mechanism on other tasks and shapes (chapter 14, `generality`; stated 2026-12-04, before any of its runs).
 GENERAL_RATE_P = 0.05  # G4: a shape's composition rate differs from the paper shape's at Fisher's two-sided p below this
@@ -158,21 +171,40 @@ RULES = {
            f" than 3 seeds have composed runs; otherwise reproduced if the paper's value lies inside the interval,"
            f" partly if within {THRESHOLD_CLOSE} of it, not reproduced otherwise. The same reading on held-out pairs"
            " in 2-var queries (the pool that depends on 2-var data) is reported beside it."),
-    "C10": (f"A causal test of the claim (stated 2026-12-03, before its runs). Necessity: in the first three seeds that"
-            f" composed in the composition study (42, 44, 49), the identity component of every layer-2 QK update (its"
-            f" part along the direction that raises the variable QK map's same-variable scores over the others"
-            f" fastest) is removed over steps 1–{C10_REMOVE_TO:,}; each seed's twin is its unsteered run on the same"
-            " machine. Sufficiency: in the first three seeds that stayed stuck (43, 45, 46), each update's identity"
-            " component is set to half the update's size over steps 4,001–8,000, then released; a sham pushes a"
-            " random direction orthogonal to it as hard. The identity component is necessary if removing it blocks"
-            f" composition (1-var train ≥ {LEARNED_LEVEL}) up to step {C10_REMOVE_TO:,} in every seed whose twin"
-            " composes by then, and sufficient if every steered stuck seed composes and holds after the release"
-            " while fewer of the shams do (and the twins stay stuck). Reproduced if it is both; partly if one of"
-            " the two; not reproduced if neither; inconclusive if fewer than"
-            f" {C10_MIN_ARM} seeds can be read in an arm (twins composing within the removal window; twins stuck)."
-            " The gradient's direction itself (the whitened contrast of the negative gradient and of the AdamW"
-            " update in the premise window, composed seeds against stuck ones at matched steps) is reported"
-            " beside it."),
+    "C10": (f"A causal test at copying onset (stated 2026-12-04, before its runs; sweeps c10_onset and"
+            f" c10_onset_push). Each run starts its steering after the first evaluation at which layer 1 copies"
+            f" (measure 5 ≥ {C10_TRIGGER}) and steers for {C10_WINDOW:,} steps; it stops once 1-var train ≥"
+            f" {LEARNED_LEVEL} has held for {C10_HOLD} evaluations after that window ({C10_BUDGET:,} steps at most)."
+            " Necessity,"
+            f" on {C10_NECESSITY_CELLS} cells of the crossed design whose initialization composed in all 16 of its runs:"
+            " the identity component of every layer-2 QK update removed (its part along the direction that raises"
+            " the variable QK map's same-variable scores over the others fastest), each change written as the"
+            " smallest change of W_Q2 that sets that component; a sham removed instead, a"
+            " direction of the same norm in the same subspace that pairs each variable with the next one (made"
+            " orthogonal to the identity direction; its change holds the identity component); and no steering"
+            " (the twin). Manipulation checks per cell: the"
+            f" removal keeps measure 3 below {C10_IDENTITY_LOW} throughout its window while its mean measure 5 there"
+            f" stays within {C10_COPY_MARGIN} of the twin's over the same steps; the sham lets measure 3 reach"
+            f" {C10_IDENTITY_LOW} in its window. A cell enters only if both pass (and its three arms triggered at the"
+            f" same step); with fewer than {C10_MIN_CELLS} such cells necessity is inconclusive. The time to compose"
+            f" (the first evaluation from which 1-var train ≥ {LEARNED_LEVEL} holds for {C10_HOLD} evaluations; a run"
+            " that never does counts as later than any that does) is compared per cell, removal against twin and"
+            " removal against sham, each by an exact one-sided sign test over the cells (ties left out): necessity is"
+            f" shown if both give p < {C10_ONSET_P}, not shown otherwise. Sufficiency, on {C10_PUSH_CELLS} cells whose"
+            " eager and compiled runs both stayed stuck: the identity component of every update set to "
+            + " and to ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times the size of the change that W_Q2's own step makes to W_QK2 (a push),"
+            " each beside a wrong-pairs sham pushed as hard, and the twin. The push's check: measure 3 reaches"
+            f" {C10_IDENTITY_LOW} in its window while its mean measure 5 there stays within {C10_COPY_MARGIN} of the"
+            " twin's. The first strength (weakest first) whose push passes in at least"
+            f" {C10_MIN_PUSH_CELLS} cells is read, on those cells: sufficiency is shown if the pushed runs end"
+            " composed after the window (composition holding over their last evaluations) where their twins do not"
+            " more often than the reverse, and likewise against the shams at that strength (exact one-sided sign"
+            f" tests, p < {C10_ONSET_P} both), not shown otherwise, untested if no strength passes its check."
+            " Reproduced if necessity and sufficiency are shown; partly if one is shown (the other not shown or"
+            " untested); not reproduced if necessity is not shown and sufficiency is not shown or untested;"
+            " inconclusive if necessity is. A test that does not reject reads 'not shown', never 'not'. Beside it: the"
+            " gradient's premise window read at matched state (every seed, stuck ones too, at its own copying"
+            " steps with measure 3 low)."),
     "R1": ("No verdict (the paper shows one seed and makes no statement): the share of seeds in which the phase"
            " detector finds all three phases within 40,000 steps, with an exact (Clopper–Pearson) 95 % interval."),
     "R2": ("No verdict (the paper shows one seed and makes no statement). On the fresh crossed design (8"
@@ -257,6 +289,21 @@ RULES = {
            " (half the predicted gain); inconclusive otherwise, or with fewer than 3 pairs."),
 }
 
+OLD_C10_CAUSAL_WORDS = (f"A causal test of the claim (stated 2026-12-03, before its runs). Necessity: in the first three seeds that"
+            f" composed in the composition study (42, 44, 49), the identity component of every layer-2 QK update (its"
+            f" part along the direction that raises the variable QK map's same-variable scores over the others"
+            f" fastest) is removed over steps 1–{C10_REMOVE_TO:,}; each seed's twin is its unsteered run on the same"
+            " machine. Sufficiency: in the first three seeds that stayed stuck (43, 45, 46), each update's identity"
+            " component is set to half the update's size over steps 4,001–8,000, then released; a sham pushes a"
+            " random direction orthogonal to it as hard. The identity component is necessary if removing it blocks"
+            f" composition (1-var train ≥ {LEARNED_LEVEL}) up to step {C10_REMOVE_TO:,} in every seed whose twin"
+            " composes by then, and sufficient if every steered stuck seed composes and holds after the release"
+            " while fewer of the shams do (and the twins stay stuck). Reproduced if it is both; partly if one of"
+            " the two; not reproduced if neither; inconclusive if fewer than"
+            f" {C10_MIN_ARM} seeds can be read in an arm (twins composing within the removal window; twins stuck)."
+            " The gradient's direction itself (the whitened contrast of the negative gradient and of the AdamW"
+            " update in the premise window, composed seeds against stuck ones at matched steps) is reported"
+            " beside it.")  # C10's rule of 2026-12-03 (`c10_causal`; RULE_CHANGES)
 OLD_C10_WORDS = ("From checkpoints every 20 steps between the end of phase 1 and just after the jump of each composed"
                  " seed, the premise window (measures 5 and 4 high, measure 3 low) and the whitened diagonal contrast"
                  " of the negative gradient on layer 2's QK averaged over the copying checkpoints before composition;"
@@ -375,7 +422,20 @@ RULE_CHANGES = {
                            " ones (`c10_causal`), not from the sign of the gradient's contrast, which a direction"
                            " that is not the cause could show too (stuck seeds' contrasts are positive as well). The"
                            " rule before it, kept as `c10_gradient`: " + OLD_C10_WORDS + " Its verdict on the"
-                           " committed runs: partly; under the new rule, before its runs: not yet run."),),
+                           " committed runs: partly; under the new rule, before its runs: not yet run."),
+            ("2026-12-04", "C10 at copying onset, stated before its runs (`c10_onset`). The rule of 2026-12-03"
+                           " (`c10_causal`): " + OLD_C10_CAUSAL_WORDS + " Its verdict on its runs: partly. Why it"
+                           " changed: its removal arm had no sham and started at step 1, before layer 1 copies, and"
+                           " damaged more than the lookup (the removed runs ended at 1-var 0.45-0.47, loss 1.27-1.31,"
+                           " layer-1 copying 0.25-0.28: worse than the stuck basin, where their twins sat at 0.56-0.57,"
+                           " loss about 0.94, copying 0.98-1.00), and with a per-seed chance of being stuck of"
+                           " 0.2-0.34, 3 stuck of 3 happens by chance 1-4 % of the time; its push never formed the"
+                           " identity pattern (measure 3 at most 0.25) and disturbed training as much as its sham, an"
+                           " untested condition rather than a negative result. Now the steering starts at copying"
+                           " onset, the removal has a sham in the same subspace, each arm has a manipulation check,"
+                           " necessity is a paired test on the time to compose over at least 8 cells, and a push that"
+                           " fails its check leaves sufficiency untested. Verdict under the new rule, before its runs:"
+                           " not yet run."),),
 }
 
 
@@ -759,6 +819,116 @@ def c10_causal(remove: list[Mapping], add: list[Mapping]) -> Verdict:
     return Verdict(verdict, text + "; the identity component is " + (" and ".join(found) if found else "neither")
                    + (f", not {' nor '.join(failed)} (the condition that failed)" if failed and found else
                       " necessary nor sufficient (both conditions failed)" if not found else ""))
+
+
+def _composed_later(a: int | None, b: int | None) -> int:
+    """+1 if time to compose `a` is later than `b`, -1 if earlier, 0 if equal (None: never, later than any step)."""
+    inf = float("inf")
+    a_, b_ = inf if a is None else a, inf if b is None else b
+    return (a_ > b_) - (a_ < b_)
+
+
+def _when(step: int | None) -> str:
+    return "never" if step is None else f"{step:,}"
+
+
+def c10_necessity(cells: list[Mapping]) -> dict:
+    """C10's necessity at copying onset (`RULES["C10"]`) from per-cell readings (`analysis.steering.onset_cells`:
+    "twin", "removal", "sham", each with "trigger", "m3_max", "m5_mean", "composed_at"): {"reading": "shown",
+    "not shown" or "inconclusive", "text", "cells": those that entered}."""
+    entered, failed = [], []
+    for c in cells:
+        twin, removal, sham = c["twin"], c["removal"], c["sham"]
+        triggers = [r["trigger"] for r in (twin, removal, sham)]
+        if None in triggers or len(set(triggers)) > 1:
+            failed.append(f"{c['cell']} (trigger at {', '.join(_when(t) for t in triggers)}: twin, removal, sham)")
+            continue
+        gap = abs(removal["m5_mean"] - twin["m5_mean"])
+        checks = (("removal measure 3 max", f"{removal['m3_max']:.2f}", f"< {C10_IDENTITY_LOW}",
+                   removal["m3_max"] < C10_IDENTITY_LOW),
+                  ("removal measure 5 mean off the twin's by", f"{gap:.3f}", f"≤ {C10_COPY_MARGIN}",
+                   gap <= C10_COPY_MARGIN),
+                  ("sham measure 3 max", f"{sham['m3_max']:.2f}", f"≥ {C10_IDENTITY_LOW}", sham["m3_max"] >= C10_IDENTITY_LOW))
+        if all(ok for *_, ok in checks):
+            entered.append(c)
+        else:
+            failed.append(f"{c['cell']} ({_fails(*checks)[len('; fails: '):]})")
+    twin_sign = [_composed_later(c["removal"]["composed_at"], c["twin"]["composed_at"]) for c in entered]
+    sham_sign = [_composed_later(c["removal"]["composed_at"], c["sham"]["composed_at"]) for c in entered]
+    p_twin = sign_test_greater(twin_sign.count(1), twin_sign.count(-1))
+    p_sham = sign_test_greater(sham_sign.count(1), sham_sign.count(-1))
+    text = (f"{len(entered)} of {len(cells)} cells pass their checks"
+            + (f" (not: {'; '.join(failed)})" if failed else "")
+            + (f"; composed at (twin, removal, sham): " + "; ".join(
+                f"{c['cell']} {_when(c['twin']['composed_at'])}, {_when(c['removal']['composed_at'])},"
+                f" {_when(c['sham']['composed_at'])}" for c in entered) if entered else ""))
+    if len(entered) < C10_MIN_CELLS:
+        return {"reading": INCONCLUSIVE, "cells": entered,
+                "text": text + f"; necessity inconclusive (fewer than {C10_MIN_CELLS} cells pass their checks)"}
+    text += (f"; the removal composed later than the twin in {twin_sign.count(1)}, earlier in {twin_sign.count(-1)}"
+             f" (exact sign test p = {p_twin:.3g}), later than the sham in {sham_sign.count(1)}, earlier in"
+             f" {sham_sign.count(-1)} (p = {p_sham:.3g})")
+    shown = p_twin < C10_ONSET_P and p_sham < C10_ONSET_P
+    return {"reading": "shown" if shown else "not shown", "cells": entered,
+            "text": text + f"; necessity {'shown' if shown else 'not shown'}"}
+
+
+def c10_sufficiency(cells: list[Mapping]) -> dict:
+    """C10's sufficiency at copying onset (`RULES["C10"]`) from per-cell readings ("twin"; "push" and "sham":
+    {share: reading}, each with "trigger", "m3_max", "held"): {"reading": "shown", "not shown" or "untested",
+    "text", "share": the strength read (None: none passed its check)}."""
+    shares = sorted({float(s) for c in cells for s in c["push"]})
+    tried, chosen, passing = [], None, []
+
+    def passes(c, share) -> bool:  # the push formed the identity pattern and left layer 1's copying as the twin's
+        push, twin = c["push"].get(share), c["twin"]
+        return bool(push is not None and twin is not None and push["trigger"] is not None
+                    and push["m3_max"] >= C10_IDENTITY_LOW
+                    and abs(push["m5_mean"] - twin["m5_mean"]) <= C10_COPY_MARGIN)
+    for share in shares:
+        passing = [c for c in cells if passes(c, share)]
+        tried.append(f"the push at {share:g} passes its check (measure 3 ≥ {C10_IDENTITY_LOW} in the window, mean"
+                     f" measure 5 within {C10_COPY_MARGIN} of the twin's) in {len(passing)} of {len(cells)} cells")
+        if len(passing) >= C10_MIN_PUSH_CELLS:
+            chosen = share
+            break
+    text = "; ".join(tried) if tried else "no push"
+    if chosen is None:
+        return {"reading": "untested", "share": None,
+                "text": text + f"; sufficiency untested (no push passes its check in {C10_MIN_PUSH_CELLS} cells)"}
+
+    def held(reading) -> bool:
+        return bool(reading is not None and reading["held"])
+    pushed = [held(c["push"][chosen]) for c in passing]
+    twins, shams = [held(c["twin"]) for c in passing], [held(c["sham"].get(chosen)) for c in passing]
+    up_t, down_t = sum(p and not t for p, t in zip(pushed, twins)), sum(t and not p for p, t in zip(pushed, twins))
+    up_s, down_s = sum(p and not s for p, s in zip(pushed, shams)), sum(s and not p for p, s in zip(pushed, shams))
+    p_twin, p_sham = sign_test_greater(up_t, down_t), sign_test_greater(up_s, down_s)
+    shown = p_twin < C10_ONSET_P and p_sham < C10_ONSET_P
+    text += (f"; at {chosen:g}, composed and held after the window: pushed {sum(pushed)}, twins {sum(twins)}, shams"
+             f" {sum(shams)} of {len(passing)} (pushed and not the twin {up_t}, the reverse {down_t}: p = {p_twin:.3g};"
+             f" pushed and not the sham {up_s}, the reverse {down_s}: p = {p_sham:.3g}); sufficiency"
+             f" {'shown' if shown else 'not shown'}")
+    return {"reading": "shown" if shown else "not shown", "share": chosen, "text": text}
+
+
+def c10_onset(necessity: list[Mapping], sufficiency: list[Mapping]) -> Verdict:
+    """C10 at copying onset (`RULES["C10"]`): `necessity` and `sufficiency` are the per-cell readings of the two
+    sweeps (`analysis.steering.onset_cells`; an arm not finished yet is None)."""
+    runs = [c[arm] for c in necessity for arm in ("twin", "removal", "sham")]
+    runs += [r for c in sufficiency for r in (c["twin"], *c["push"].values(), *c["sham"].values())]
+    done = sum(r is not None for r in runs)
+    if done == 0:
+        return Verdict(NOT_YET_RUN, "the onset runs have not run yet")
+    if done < len(runs):
+        return Verdict(NOT_YET_RUN, f"{done} of {len(runs)} onset runs have finished")
+    need, enough = c10_necessity(necessity), c10_sufficiency(sufficiency)
+    text = f"necessity: {need['text']}; sufficiency: {enough['text']}"
+    if need["reading"] == INCONCLUSIVE:
+        return Verdict(INCONCLUSIVE, text)
+    shown = [name for name, part in (("necessity", need), ("sufficiency", enough)) if part["reading"] == "shown"]
+    verdict = REPRODUCED if len(shown) == 2 else PARTLY if shown else NOT_REPRODUCED
+    return Verdict(verdict, text + "; shown: " + (" and ".join(shown) if shown else "neither"))
 
 
 def r1_rate(all_three: int, seeds: int) -> Verdict:

@@ -49,6 +49,33 @@ def test_stuck_seeds_are_read_at_the_union_of_the_composing_seeds_windows(tiny_r
     assert np.isfinite(table["grad_white_contrast"]).all() and np.isfinite(table["update_white_contrast"]).all()
     seeds = c10_window.per_seed(table)
     assert seeds["steps"].tolist() == [2, 2] and set(seeds["window"]) == {"premise"}
+    own = c10_window.read({1: Fake(composing), 2: Fake(stuck)}, window="state")  # matched in state
+    assert own.groupby("seed")["step"].apply(list).to_dict() == {1: [1, 11], 2: [1, 11, 21]}
+
+
+def test_the_state_window_is_copying_with_measure_3_low_before_composition():
+    m = metrics(m5=[0.2, 0.96, 0.97, 0.99, 0.99, 0.99], m4=[0.1] * 6, m3=[0.1, 0.1, 0.6, 0.4, 0.3, 0.9],
+                one_var=[0.1, 0.2, 0.3, 0.5, 0.95, 0.99])
+    assert c10_window.window_steps(m, "state") == [101, 301]  # `=` need not read the operands; 201's measure 3 is high
+    assert c10_window.window_steps(m, "copying") == [101, 201, 301]
+
+
+def test_matched_state_reads_each_seed_at_its_own_copying_steps_from_a_table():
+    """A table made at matched steps (the stuck seed at the composing seed's steps 101-301) read again at each seed's
+    own state steps: the stuck seed copies only from step 301, so of its own steps 301-501 the table holds 301."""
+    table = pd.DataFrame({"window": "copying", "seed": [1, 1, 1, 2, 2, 2], "group": ["composing"] * 3 + ["stuck"] * 3,
+                          "step": [101, 201, 301] * 2, "grad_white_contrast": [0.1, 0.2, 0.9, -0.5, -0.4, 0.3],
+                          "update_white_contrast": [0.0, 0.2, 0.4, 0.1, 0.1, 0.5], "update_steps": 100})
+    table = pd.concat([table, table.assign(window="premise")])  # the same seed and step in two windows: one reading
+    runs = {1: metrics(m5=[0.99] * 5, m4=[0.9] * 5, m3=[0.1, 0.1, 0.1, 0.1, 0.9], one_var=[0.1, 0.1, 0.1, 0.1, 0.95]),
+            2: metrics(m5=[0.5, 0.5, 0.5, 0.99, 0.99, 0.99], m4=[0.9] * 6, m3=[0.1] * 6, one_var=[0.1] * 6)}
+    out = c10_window.matched_state(table, runs).set_index("seed")
+    assert out.loc[1, ["steps", "wanted", "first", "last"]].tolist() == [3, 4, 101, 301]  # 1 not in the table
+    assert out.loc[1, "gradient"] == pytest.approx(0.4) and out.loc[1, "update"] == pytest.approx(0.2)
+    assert out.loc[2, ["group", "steps", "wanted", "first"]].tolist() == ["stuck", 1, 3, 301]
+    assert out.loc[2, "gradient"] == pytest.approx(0.3) and out.loc[2, "update"] == pytest.approx(0.5)
+    none = c10_window.matched_state(table[table["step"] < 301], runs).set_index("seed")
+    assert none.loc[2, "steps"] == 0 and np.isnan(none.loc[2, "gradient"])  # the table holds none of its steps
 
 
 def test_over_seeds_gives_a_t_interval_and_the_exact_sign_test():

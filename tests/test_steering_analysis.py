@@ -3,6 +3,7 @@ per-seed inputs of `verdicts.c10_causal`."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from assignadd_core import verdicts
@@ -37,3 +38,52 @@ def test_arms_steps_and_the_rules_inputs():
         {"seed": 45, "twin": None, "steered": None, "sham": None}]
     # an unfinished arm leaves the verdict unread: seed 44's removal has not run, seed 45 has nothing yet
     assert verdicts.c10_causal(removal, steering.addition_inputs(table, (43, 45))).verdict == verdicts.INCONCLUSIVE
+
+
+# ---------------------------------------------------------------------------- C10 at copying onset
+def onset_metrics(one_var, m3, m5, every=100):
+    n = len(one_var)
+    return pd.DataFrame({"step": [1 + every * i for i in range(n)], "1var_train": one_var,
+                         "m3_l2_var_identity_qk": m3, "m5_l1_value_prev_token": m5})
+
+
+def test_time_to_compose_needs_the_stop_streak():
+    m = curve([0.2, 0.95, 0.3, 0.92, 0.93, 0.95, 0.99])
+    assert steering.time_to_compose(m, 3) == 301  # 101 composed once, then fell back
+    assert steering.time_to_compose(m, 5) is None  # never held for 5: censored
+    assert steering.time_to_compose(m.iloc[::-1], 1) == 101  # rows in any order
+
+
+def test_onset_reading_reads_the_window_after_the_trigger():
+    # trigger at 201; a window of 300 steps (202-501) holds the eval rows 301, 401, 501 (601 is past it)
+    m = onset_metrics(one_var=[0.1, 0.2, 0.3, 0.4, 0.9, 0.95, 0.97], m3=[0.0, 0.1, 0.2, 0.6, 0.4, 0.3, 0.9],
+                      m5=[0.5, 0.9, 0.96, 0.97, 0.98, 0.99, 1.0])
+    r = steering.onset_reading(m, 201, 300, hold=2)
+    assert (r["window_first"], r["window_last"], r["window_rows"]) == (301, 501, 3)
+    assert r["m3_max"] == 0.6 and r["m3_mean"] == pytest.approx(1.3 / 3) and r["m5_mean"] == pytest.approx(0.98)
+    assert (r["trigger"], r["composed_at"], r["held"], r["last_step"]) == (201, 401, True, 601)
+    # composed only inside the window and fallen back after it: not held
+    fell = m.assign(**{"1var_train": [0.1, 0.2, 0.95, 0.95, 0.95, 0.5, 0.5]})
+    assert not steering.onset_reading(fell, 201, 300, hold=2)["held"]
+    # never triggered: no window, nothing read in it
+    never = steering.onset_reading(m, None, 300, hold=2)
+    assert never["trigger"] is None and never["window_rows"] == 0 and np.isnan(never["m3_max"])
+
+
+def test_onset_cells_gather_each_cell_s_arms():
+    def arm(key, init, data, direction, share=0.0, started=201):
+        return {"key": key, "init_seed": init, "seed": data, "steer_direction": direction, "steer_share": share,
+                "steer_window": 300, "steer_started_after": started, "1var_train": 0.9}
+    frame = records([arm("t", 1, 2, "none"), arm("r", 1, 2, "identity"), arm("s", 1, 2, "wrong_pairs"),
+                     arm("p1", 3, 4, "identity", 1.0), arm("q1", 3, 4, "wrong_pairs", 1.0),
+                     arm("p4", 3, 4, "identity", 4.0, started=np.nan), arm("t2", 3, 4, "none")])
+    assert [steering.onset_arm(r)[0] for r in frame.to_dict("records")] == [
+        "twin", "removal", "sham", "push", "push_sham", "push", "twin"]
+    m = onset_metrics(one_var=[0.1, 0.2, 0.95, 0.95, 0.95], m3=[0.0, 0.1, 0.6, 0.7, 0.8], m5=[0.5, 1, 1, 1, 1])
+    metrics = {key: m for key in frame["key"]}
+    need = steering.onset_cells(frame, metrics, [(1, 2), (5, 6)], hold=2)
+    assert need[0]["cell"] == "1/2" and need[0]["twin"]["trigger"] == 201 and need[0]["removal"]["m3_max"] == 0.8
+    assert need[1] == {"cell": "5/6", "twin": None, "removal": None, "sham": None}  # not run yet
+    push = steering.onset_cells(frame, metrics, [(3, 4)], hold=2, shares=(1.0, 4.0))[0]
+    assert push["push"][1.0]["composed_at"] == 201 and push["push"][4.0]["trigger"] is None  # never triggered
+    assert push["sham"] == {1.0: push["sham"][1.0], 4.0: None} and push["twin"] is not None

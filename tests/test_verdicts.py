@@ -340,6 +340,106 @@ def test_c10_causal_needs_every_readable_seed_blocked_and_names_each():
     assert verdict.verdict == NOT_REPRODUCED and "2 of 3" in verdict.text and "seed 49: twin composed at 3,000, removed composed at 4,000" in verdict.text
 
 
+# ---------------------------------------------------------------------------- C10 at copying onset
+def _reading(composed_at, m3_max=0.8, m5_mean=0.99, held=None, trigger=2001):
+    """One run's onset reading (`analysis.steering.onset_reading`), as the rule reads it."""
+    return {"trigger": trigger, "m3_max": m3_max, "m5_mean": m5_mean, "composed_at": composed_at,
+            "held": composed_at is not None if held is None else held}
+
+
+def _necessity(n, removal_at=None, removal_m3=0.25, removal_m5=0.98, sham_m3=0.8, twin_at=4001, sham_at=4101):
+    """n cells of the necessity sweep: the twin composes at `twin_at`, the sham at `sham_at`, the removal at
+    `removal_at` (None: never), with the removal's and the sham's window readings as given."""
+    return [{"cell": f"{i}/{i}", "twin": _reading(twin_at), "sham": _reading(sham_at, m3_max=sham_m3),
+             "removal": _reading(removal_at, m3_max=removal_m3, m5_mean=removal_m5)} for i in range(n)]
+
+
+def _sufficiency(n, pushed=(True, True), push_m3=(0.2, 0.8), twin=False, sham=False, shares=(1.0, 4.0)):
+    """n stuck cells: per push strength whether the push ends composed and its measure 3 in the window."""
+    return [{"cell": f"s{i}", "twin": _reading(None, m3_max=0.1, held=twin),
+             "push": {s: _reading(9001 if ok else None, m3_max=m3) for s, ok, m3 in zip(shares, pushed, push_m3)},
+             "sham": {s: _reading(None, m3_max=0.1, held=sham) for s in shares}} for i in range(n)]
+
+
+@pytest.mark.parametrize("necessity, sufficiency, expected", [
+    (_necessity(16), _sufficiency(6), REPRODUCED),  # the claim's mechanism: removal blocks, the push composes
+    (_necessity(16), _sufficiency(6, pushed=(False, False)), PARTLY),  # necessary; the push passes, composes not
+    (_necessity(16), _sufficiency(6, push_m3=(0.2, 0.3)), PARTLY),  # necessary; no push passes: untested
+    (_necessity(16, removal_at=4001), _sufficiency(6), PARTLY),  # sufficient only (a null on necessity)
+    (_necessity(16, removal_at=4001), _sufficiency(6, pushed=(False, False)), NOT_REPRODUCED),  # removal no matter
+    (_necessity(16, removal_at=4001), _sufficiency(6, push_m3=(0.1, 0.1)), NOT_REPRODUCED),  # and no push passes
+    (_necessity(16, sham_at=None), _sufficiency(6), PARTLY),  # the sham blocks as much: not specific
+    (_necessity(16), _sufficiency(6, sham=True), PARTLY),  # the sham push composes as well: not specific
+    (_necessity(16), _sufficiency(6, twin=True), PARTLY),  # the twins compose: the push adds nothing
+    (_necessity(16, removal_m3=0.6), _sufficiency(6), INCONCLUSIVE),  # the removal fails its check everywhere
+    (_necessity(16, removal_m5=0.9), _sufficiency(6), INCONCLUSIVE),  # the removal disturbs layer 1's copying
+    (_necessity(16, sham_m3=0.3), _sufficiency(6), INCONCLUSIVE),  # the sham stops the identity pattern too
+    (_necessity(7), _sufficiency(6), INCONCLUSIVE),  # too few cells
+])
+def test_c10_onset(necessity, sufficiency, expected):
+    assert v.c10_onset(necessity, sufficiency).verdict == expected
+
+
+def test_c10_onset_reads_each_outcome_by_its_stated_condition():
+    need = v.c10_necessity(_necessity(16))
+    assert need["reading"] == "shown" and len(need["cells"]) == 16 and "p = 1.53e-05" in need["text"]
+    # a null: the removal composes with the twin in every cell -> all ties: not shown (never "not necessary")
+    null = v.c10_necessity(_necessity(16, removal_at=4001, sham_at=4001))
+    assert null["reading"] == "not shown" and "later than the twin in 0, earlier in 0" in null["text"]
+    # 8 cells pass their checks exactly: readable; 7 later of 8 gives p = 0.035, 6 of 8 p = 0.14
+    cells = _necessity(8) + _necessity(8, removal_m3=0.6)
+    assert v.c10_necessity(cells)["reading"] == "shown"
+    cells = _necessity(16)
+    for c in cells[:2]:
+        c["removal"] = _reading(3001, m3_max=0.25)  # earlier than its twin and sham
+    assert v.c10_necessity(cells)["reading"] == "shown"  # 14 later, 2 earlier: p = 0.002
+    for c in cells[2:5]:
+        c["removal"] = _reading(3001, m3_max=0.25)
+    assert v.c10_necessity(cells)["reading"] == "not shown"  # 11 later, 5 earlier: p = 0.105
+    # arms that triggered at different steps are not a cell
+    cells = _necessity(16)
+    cells[0]["sham"] = _reading(4101, trigger=2101)
+    cells[1]["removal"] = _reading(None, trigger=None)
+    out = v.c10_necessity(cells)
+    assert len(out["cells"]) == 14 and "0/0 (trigger at 2,001, 2,001, 2,101" in out["text"]
+    assert "1/1 (trigger at 2,001, never, 2,001" in out["text"]
+    failing = v.c10_necessity(_necessity(16, removal_m5=0.9))["text"]
+    assert "removal measure 5 mean off the twin's by 0.090 (needs ≤ 0.05)" in failing
+
+
+def test_c10_onset_sufficiency_takes_the_first_push_that_passes_its_check():
+    first = v.c10_sufficiency(_sufficiency(6, push_m3=(0.6, 0.8)))
+    assert (first["reading"], first["share"]) == ("shown", 1.0)
+    second = v.c10_sufficiency(_sufficiency(6, pushed=(False, True)))  # share 1 fails its check, share 4 composes
+    assert (second["reading"], second["share"]) == ("shown", 4.0)
+    # the weaker push passes its check and does not compose: read there, not shown (the stronger is not tried)
+    weak = v.c10_sufficiency(_sufficiency(6, pushed=(False, True), push_m3=(0.6, 0.8)))
+    assert (weak["reading"], weak["share"]) == ("not shown", 1.0)
+    cells = _sufficiency(6)
+    cells[0]["push"][4.0] = _reading(9001, m3_max=0.4)
+    assert v.c10_sufficiency(cells)["reading"] == "untested"  # passes in 5 of 6 cells
+    cells = _sufficiency(6)
+    for c in cells:
+        c["push"][4.0] = _reading(9001, m3_max=0.8, m5_mean=0.7)  # the identity pattern, but layer 1 disturbed
+    assert v.c10_sufficiency(cells)["reading"] == "untested"
+    cells = _sufficiency(6)
+    cells[0]["push"][4.0] = _reading(None, m3_max=0.8)
+    assert v.c10_sufficiency(cells)["reading"] == "shown"  # 5 of 6 compose where the twin does not: p = 0.031
+    cells[1]["push"][4.0] = _reading(None, m3_max=0.8)
+    assert v.c10_sufficiency(cells)["reading"] == "not shown"  # 4 of 6: p = 0.0625
+
+
+def test_c10_onset_waits_for_every_run():
+    assert v.c10_onset(_necessity(16), _sufficiency(6)).verdict == REPRODUCED
+    cells = _necessity(16)
+    cells[3]["sham"] = None
+    late = v.c10_onset(cells, _sufficiency(6))
+    assert late.verdict == NOT_YET_RUN and late.text == "77 of 78 onset runs have finished"
+    empty = [{"cell": "a", "twin": None, "removal": None, "sham": None}]
+    assert v.c10_onset(empty, [{"cell": "b", "twin": None, "push": {1.0: None}, "sham": {1.0: None}}]).verdict \
+        == NOT_YET_RUN
+
+
 def test_the_one_k_of_n_type_says_the_same_in_every_form():
     """stats.Rate is the book's one count with an interval: the verdicts' text, the chapters' description and the
     reliability and composition readers all come from it."""

@@ -1,5 +1,7 @@
-"""C10's causal test read from its runs (sweeps c10_remove and c10_add, `steer`): per seed, when the twin and the
-steered runs compose, in the form `verdicts.c10_causal` reads.
+"""C10's causal tests read from their runs (`steer`). The test of 2026-12-03 (sweeps c10_remove and c10_add): per
+seed, when the twin and the steered runs compose, in the form `verdicts.c10_causal` reads. The test at copying onset
+(2026-12-04, sweeps c10_onset and c10_onset_push): per cell and arm, the window after the trigger (measures 3 and 5
+there) and the time to compose, in the form `verdicts.c10_onset` reads.
 
 Inputs are a sweep's results frame (one row per run: seed, the steering fields, final pools) and its runs' metrics
 tables (every 100 steps), as for the composition study.
@@ -82,3 +84,83 @@ def inside_window(metrics: pd.DataFrame, first: int, last: int) -> dict:
             "highest measure 3": float(inside["m3_l2_var_identity_qk"].max()),
             "measure 5 at the end": float(end["m5_l1_value_prev_token"]),
             "measure 6 at the end": float(end["m6_l2_eq_to_values"])}
+
+
+# ---------------------------------------------------------------------------- C10 at copying onset
+# Sweeps c10_onset and c10_onset_push (`verdicts.c10_onset`): every arm records the eval step after which its window
+# starts (`steer_started_after`, the trigger), steers (or, the twin, only waits) `steer_window` steps, and stops once
+# composition holds after the window.
+def onset_arm(record: dict) -> tuple[str, float]:
+    """(arm, share) of an onset run: "twin" (direction none), "removal" and "sham" (the identity direction and the
+    wrong pairs at share 0), "push" and "push_sham" (the same at a share above 0)."""
+    direction, share = record.get("steer_direction"), record.get("steer_share")
+    share = 0.0 if share is None or pd.isna(share) else float(share)
+    if direction == "none":
+        return "twin", 0.0
+    if direction == "wrong_pairs":
+        return ("push_sham" if share > 0 else "sham"), share
+    return ("push" if share > 0 else "removal"), share
+
+
+def time_to_compose(metrics: pd.DataFrame, hold: int) -> int | None:
+    """The first eval step from which 1-var train ≥ LEARNED_LEVEL holds for `hold` evaluations in a row (the early
+    stop's streak); None when it never does within the run (censored at its budget)."""
+    composed = (metrics.sort_values("step")["1var_train"] >= LEARNED_LEVEL).tolist()
+    steps = metrics.sort_values("step")["step"].tolist()
+    for i in range(len(steps) - hold + 1):
+        if all(composed[i:i + hold]):
+            return int(steps[i])
+    return None
+
+
+def onset_reading(metrics: pd.DataFrame, started_after: int | None, window: int, hold: int) -> dict:
+    """One run at copying onset: its trigger, the eval rows of its window (the steps after the trigger, `window` of
+    them), the highest and the mean measure 3 there, the mean measure 5 there, its time to compose, and whether it
+    ends composed (its last `hold` rows) after the window."""
+    m = metrics.sort_values("step")
+    composed_at = time_to_compose(m, hold)
+    if started_after is None:
+        inside = m.iloc[0:0]
+        end = None
+    else:
+        end = int(started_after) + int(window)
+        inside = m[(m["step"] > started_after) & (m["step"] <= end)]
+    tail = m.tail(hold)
+    held = bool(len(tail) == hold and (tail["1var_train"] >= LEARNED_LEVEL).all()
+                and (end is None or int(m["step"].iloc[-1]) > end))
+    nan = float("nan")
+    return {"trigger": None if started_after is None else int(started_after), "window_rows": int(len(inside)),
+            "window_first": int(inside["step"].min()) if len(inside) else None,
+            "window_last": int(inside["step"].max()) if len(inside) else None,
+            "m3_max": float(inside["m3_l2_var_identity_qk"].max()) if len(inside) else nan,
+            "m3_mean": float(inside["m3_l2_var_identity_qk"].mean()) if len(inside) else nan,
+            "m5_mean": float(inside["m5_l1_value_prev_token"].mean()) if len(inside) else nan,
+            "composed_at": composed_at, "held": held, "last_step": int(m["step"].iloc[-1])}
+
+
+def onset_cells(records: pd.DataFrame, metrics: dict[str, pd.DataFrame], cells, hold: int,
+                shares=None) -> list[dict]:
+    """Per planned cell (init, data), its arms' readings in the form `verdicts.c10_onset` reads: {"cell", "twin",
+    "removal", "sham"} for the necessity sweep; with the push `shares`, {"cell", "twin", "push": {share: reading},
+    "sham": {share: reading}} for the sufficiency sweep. An arm that has not finished yet reads None."""
+    done = records[records["status"] == "done"].to_dict("records") if len(records) else []
+    by_cell: dict[tuple, dict] = {}
+    for record in done:
+        if record["key"] not in metrics:
+            continue
+        arm, share = onset_arm(record)
+        started = record.get("steer_started_after")
+        started = None if started is None or pd.isna(started) else int(started)
+        reading = onset_reading(metrics[record["key"]], started, int(record["steer_window"]), hold)
+        slot = by_cell.setdefault((int(record["init_seed"]), int(record["seed"])), {})
+        slot[(arm, share) if arm in ("push", "push_sham") else arm] = reading
+    out = []
+    for init, data in cells:
+        slot, cell = by_cell.get((int(init), int(data)), {}), f"{init}/{data}"
+        if shares is None:
+            out.append({"cell": cell, **{arm: slot.get(arm) for arm in ("twin", "removal", "sham")}})
+        else:
+            out.append({"cell": cell, "twin": slot.get("twin"),
+                        "push": {float(s): slot.get(("push", float(s))) for s in shares},
+                        "sham": {float(s): slot.get(("push_sham", float(s))) for s in shares}})
+    return out

@@ -19,7 +19,8 @@ METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set
 # A training mode of a point: how its steps are computed (never a setting of the run: same config and hash).
 MODE_COMPILE = {"eager": "off", "compiled": "on"}
 PERTURBATION_KEYS = ("train.jitter", "train.jitter_step", "train.grad_noise", "train.perturb_seed", "train.steer_from",
-                     "train.steer_to", "train.steer_share", "train.steer_sham")
+                     "train.steer_to", "train.steer_share", "train.steer_sham", "train.steer_trigger",
+                     "train.steer_window", "train.steer_direction", "train.steer_write")
 
 
 @dataclass(frozen=True)
@@ -285,6 +286,44 @@ C10_REMOVE = {f"train.{k}": v for k, v in STUDY["c10"]["remove"].items()}
 C10_ADD = {f"train.{k}": v for k, v in STUDY["c10"]["add"].items()}
 C10_SHAM = {**C10_ADD, "train.steer_sham": True, "train.perturb_seed": 1}
 
+# C10 at copying onset (`steer`, `verdicts.c10_onset`; studies/paper.yaml, c10.onset), stated 2026-12-04 before its
+# runs: each arm starts after the first eval at which measure 5 reaches the trigger and steers (the twin: waits) for
+# the window's steps; the design's budget and early stop, eager.
+ONSET = STUDY["c10"]["onset"]
+C10_NECESSITY_INITS = tuple(ONSET["necessity_inits"])
+C10_PUSH_CELLS = tuple((int(i), int(d)) for i, d in ONSET["push_cells"])
+C10_PUSH_SHARES = tuple(float(s) for s in ONSET["push_shares"])
+
+
+def onset_arm(direction: str, share: float = 0.0) -> dict:
+    """One arm at copying onset: what is steered (`config.STEER_DIRECTIONS`) and its share."""
+    return {"train.steer_trigger": float(ONSET["trigger"]), "train.steer_window": int(ONSET["window"]),
+            "train.steer_direction": direction, "train.steer_share": float(share),
+            "train.steer_write": ONSET["write"]}
+
+
+C10_ONSET_ARMS = (onset_arm("none"), onset_arm("identity"), onset_arm("wrong_pairs"))  # twin, removal, sham
+C10_PUSH_ARMS = (onset_arm("none"), *(onset_arm(direction, share) for share in C10_PUSH_SHARES
+                                      for direction in ("identity", "wrong_pairs")))  # twin, then push and sham
+
+
+def necessity_cell(point: "Point") -> bool:
+    """The necessity cells: an always-composing initialization (C10_NECESSITY_INITS) in the design's balanced half
+    (its position and the data order's in the design have the same parity): four data orders each, each twice."""
+    init = point.params["train.init_seed"]
+    return init in C10_NECESSITY_INITS and point.seed in ODDS_DATA and \
+        (ODDS_INITS.index(init) + ODDS_DATA.index(point.seed)) % 2 == 0
+
+
+def push_cell(point: "Point") -> bool:
+    return (point.params["train.init_seed"], point.seed) in C10_PUSH_CELLS
+
+
+def onset_cells(sweep: "Sweep") -> list[tuple[int, int]]:
+    """The (initialization, data order) cells of an onset sweep, in run order."""
+    return list(dict.fromkeys((p.params["train.init_seed"], p.seed) for p in sweep.run_order()))
+
+
 # The thresholds' verdicts need at least three seeds: the added seeds run only where the thresholds are decided.
 R_ADDED_VALUES = STUDY["sweeps"]["r_added_values"]
 ADDED_SEEDS = tuple(STUDY["sweeps"]["added_seeds"])
@@ -390,6 +429,23 @@ _SWEEPS = {
         description="C10's sufficiency test: three stuck seeds with each layer-2 QK update's identity component set"
                     " to half its size over steps 4,001-8,000 (then released), a sham push of a random direction,"
                     " and their unsteered twins (12,000 steps, eager)"),
+    "c10_onset": Sweep(
+        "c10_onset", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
+        keep=necessity_cell, perturbations=C10_ONSET_ARMS, modes=("eager",), run_first=odds_wrapped_diagonal,
+        x_label="initialization seed", metric_label="1-var train accuracy",
+        description=f"C10's necessity at copying onset: {4 * len(C10_NECESSITY_INITS)} always-composing cells of the"
+                    f" crossed design, from the eval at which layer 1 copies (measure 5 >= {ONSET['trigger']}) for"
+                    f" {ONSET['window']:,} steps: the identity component of every layer-2 QK update removed, a"
+                    f" wrong-pairs sham removed, or nothing (the twin); {DECIDE_STEPS:,} steps, eager"),
+    "c10_onset_push": Sweep(
+        "c10_onset_push", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
+        keep=push_cell, perturbations=C10_PUSH_ARMS, modes=("eager",), run_first=odds_wrapped_diagonal,
+        x_label="initialization seed", metric_label="1-var train accuracy",
+        description=f"C10's sufficiency at copying onset: {len(C10_PUSH_CELLS)} cells of the crossed design stuck"
+                    f" eager and compiled, from the eval at which layer 1 copies for {ONSET['window']:,} steps: the"
+                    " identity component of every layer-2 QK update pushed to "
+                    + " and ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times the change W_Q2's own step"
+                    f" makes, a wrong-pairs sham as hard, and the twin; {DECIDE_STEPS:,} steps, eager"),
     "composition_bf16": Sweep(
         "composition_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
         seeds=tuple(range(42, 52)), metric_label="1-var train accuracy",

@@ -108,6 +108,8 @@ def flat_row(record: dict) -> dict:
     for name in ("wall_time_s", "run_time_s", "device", "device_name", "threads", "compiled", "bf16_used", "torch",
                  "git_commit", "finished_at", "reason"):
         row[name] = record.get(name)
+    if "steer_started_after" in record:  # a triggered steering's start (sweeps without one keep their columns)
+        row["steer_started_after"] = record["steer_started_after"]
     return row
 
 

@@ -107,6 +107,8 @@ def _record_done(task: dict, run, record: dict) -> None:
                   stopped_early=final.get("stopped_early"), exact=final["exact"], pools=final["pools"],
                   controls=run_controls(run), wall_time_s=final["wall_time_s"],
                   **{k: final.get(k) for k in RECORDED})
+    if "steer_started_after" in final:  # a triggered steering: the eval step its window followed (None: never)
+        record["steer_started_after"] = final["steer_started_after"]
 
 
 def run_controls(run) -> dict:
