@@ -132,12 +132,13 @@ class _PerRun:
     before the update, the steering around it, a nudge after it. The same functions on the same numbers as
     `trainer.train_step` and the loop, so a perturbed or steered run in a stack is the run alone."""
 
-    def __init__(self, stack: "Stack", configs: list[RunConfig], models: list[AssignAddTransformer]):
-        self.stack, self.configs, self.models = stack, configs, models
+    def __init__(self, stack: "Stack", configs: list[RunConfig], models: list[AssignAddTransformer],
+                 counters: list[dict]):
+        self.stack, self.configs, self.models, self.counters = stack, configs, models, counters
 
     def active(self) -> bool:
         """Whether any run needs per-step work beyond the stacked step (then the step cannot be a CUDA graph)."""
-        return any(c.train.grad_noise > 0 or c.train.steer_to > 0 or (c.train.jitter > 0 and c.train.jitter_step > 0)
+        return any(c.train.grad_noise > 0 or c.train.steered or (c.train.jitter > 0 and c.train.jitter_step > 0)
                    for c in self.configs)
 
     def _view(self, k: int) -> AssignAddTransformer:
@@ -156,8 +157,8 @@ class _PerRun:
             if config.train.grad_noise > 0:
                 add_relative_noise([w.grad[k] for w in self.stack.weights], config.train.grad_noise,
                                    noise_generator(config, step))
-            if steer.due(config, step):
-                before[k] = steer.qk2(self._view(k))
+            if steer.due(config, step, self.counters[k]):
+                before[k] = steer.snapshot(self._view(k))
         return before
 
     def after_update(self, step: int, before: dict) -> None:
@@ -415,6 +416,7 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
             finished = []
             for i, row in enumerate(rows):
                 counters = group.counters[i]
+                steer.record_trigger(group.configs[i], counters, row)  # before the state is saved, as a run alone
                 counters["elapsed_s"] += now - tic
                 counters["composed_streak"] = counters["composed_streak"] + 1 if trainer.composed_row(row) else 0
                 if trainer.decided(group.configs[i], counters, step):
@@ -472,7 +474,7 @@ class _Stacked:
     def __init__(self, group: _Group, dev: torch.device, bf16: bool, compiled: bool, start: int):
         config = group.configs[0]
         self.stack = Stack(group.models, config, dev, bf16)
-        per_run = _PerRun(self.stack, group.configs, group.models)
+        per_run = _PerRun(self.stack, group.configs, group.models, group.counters)
         graphed = dev.type == "cuda" and not per_run.active() and not compiled
         self.optimizer = make_stack_optimizer(self.stack, config, graphed)
         if start:
@@ -486,7 +488,7 @@ class _Stacked:
                       f" {str(err).strip()[:200]}); training eager", file=sys.stderr)
                 # the warm-up may have moved the weights: the stack again from the runs' models, which it left alone
                 self.stack = Stack(group.models, config, dev, bf16)
-                per_run = _PerRun(self.stack, group.configs, group.models)
+                per_run = _PerRun(self.stack, group.configs, group.models, group.counters)
                 self.optimizer = make_stack_optimizer(self.stack, config, graphed=False)
                 if start:
                     stack_optimizer_state(group.optimizers, self.optimizer)
