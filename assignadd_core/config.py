@@ -340,7 +340,8 @@ class TrainConfig:
 
     @property
     def steered(self) -> bool:
-        """Whether the run asks for steering (a fixed or triggered window; the "none" twin too: its early stop waits)."""
+        """Whether the run asks for steering: a fixed or a triggered window (the "none" twin too: its early stop
+        waits for the window's end)."""
         return self.steer_to > 0 or self.steer_trigger > 0
 
     @property
@@ -422,8 +423,8 @@ ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None, ("mod
                ("train", "jitter_step"): 0, ("train", "grad_noise"): 0.0, ("train", "perturb_seed"): 0,
                ("train", "stop_when_composed"): 0, ("train", "steer_from"): 0, ("train", "steer_to"): 0,
                ("train", "steer_share"): 0.0, ("train", "steer_sham"): False, ("train", "steer_trigger"): 0.0,
-               ("train", "steer_window"): 0, ("train", "steer_direction"): "identity", ("train", "steer_write"): "exact",
-               ("model", "copy_block"): None,
+               ("train", "steer_window"): 0, ("train", "steer_direction"): "identity",
+               ("train", "steer_write"): "exact", ("model", "copy_block"): None,
                ("model", "lookup_block"): None, ("model", "mlp_block"): None, ("model", "copy_head"): 0,
                ("model", "lookup_head"): 0}
 

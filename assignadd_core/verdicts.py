@@ -18,7 +18,8 @@ from typing import Mapping
 
 from .config import COMPOSED_LEVEL
 from .paper import F_THRESHOLD, HELDOUT_EXACT, R_THRESHOLD
-from .stats import Rate, clopper_pearson, fisher, sign_test_greater, t_interval  # noqa: F401  (clopper_pearson: readers)
+from .stats import (Rate, clopper_pearson, fisher, sign_test_greater,  # noqa: F401  (clopper_pearson: readers use it)
+                    t_interval)
 from .study import paper as study_profile
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_YET_RUN = "reproduced", "partly", "not reproduced", "not yet run"
@@ -176,7 +177,8 @@ RULES = {
             f" (measure 5 ≥ {C10_TRIGGER}) and steers for {C10_WINDOW:,} steps; it stops once 1-var train ≥"
             f" {LEARNED_LEVEL} has held for {C10_HOLD} evaluations after that window ({C10_BUDGET:,} steps at most)."
             " Necessity,"
-            f" on {C10_NECESSITY_CELLS} cells of the crossed design whose initialization composed in all 16 of its runs:"
+            f" on {C10_NECESSITY_CELLS} cells of the crossed design whose initialization composed in all 16 of its"
+            " runs:"
             " the identity component of every layer-2 QK update removed (its part along the direction that raises"
             " the variable QK map's same-variable scores over the others fastest), each change written as the"
             " smallest change of W_Q2 that sets that component; a sham removed instead, a"
@@ -192,7 +194,8 @@ RULES = {
             " removal against sham, each by an exact one-sided sign test over the cells (ties left out): necessity is"
             f" shown if both give p < {C10_ONSET_P}, not shown otherwise. Sufficiency, on {C10_PUSH_CELLS} cells whose"
             " eager and compiled runs both stayed stuck: the identity component of every update set to "
-            + " and to ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times the size of the change that W_Q2's own step makes to W_QK2 (a push),"
+            + " and to ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times the size of the change that"
+            " W_Q2's own step makes to W_QK2 (a push),"
             " each beside a wrong-pairs sham pushed as hard, and the twin. The push's check: measure 3 reaches"
             f" {C10_IDENTITY_LOW} in its window while its mean measure 5 there stays within {C10_COPY_MARGIN} of the"
             " twin's. The first strength (weakest first) whose push passes in at least"
@@ -289,21 +292,23 @@ RULES = {
            " (half the predicted gain); inconclusive otherwise, or with fewer than 3 pairs."),
 }
 
-OLD_C10_CAUSAL_WORDS = (f"A causal test of the claim (stated 2026-12-03, before its runs). Necessity: in the first three seeds that"
-            f" composed in the composition study (42, 44, 49), the identity component of every layer-2 QK update (its"
-            f" part along the direction that raises the variable QK map's same-variable scores over the others"
-            f" fastest) is removed over steps 1–{C10_REMOVE_TO:,}; each seed's twin is its unsteered run on the same"
-            " machine. Sufficiency: in the first three seeds that stayed stuck (43, 45, 46), each update's identity"
-            " component is set to half the update's size over steps 4,001–8,000, then released; a sham pushes a"
-            " random direction orthogonal to it as hard. The identity component is necessary if removing it blocks"
-            f" composition (1-var train ≥ {LEARNED_LEVEL}) up to step {C10_REMOVE_TO:,} in every seed whose twin"
-            " composes by then, and sufficient if every steered stuck seed composes and holds after the release"
-            " while fewer of the shams do (and the twins stay stuck). Reproduced if it is both; partly if one of"
-            " the two; not reproduced if neither; inconclusive if fewer than"
-            f" {C10_MIN_ARM} seeds can be read in an arm (twins composing within the removal window; twins stuck)."
-            " The gradient's direction itself (the whitened contrast of the negative gradient and of the AdamW"
-            " update in the premise window, composed seeds against stuck ones at matched steps) is reported"
-            " beside it.")  # C10's rule of 2026-12-03 (`c10_causal`; RULE_CHANGES)
+OLD_C10_CAUSAL_WORDS = ("A causal test of the claim (stated 2026-12-03, before its runs). Necessity: in the first"
+                        " three seeds that composed in the composition study (42, 44, 49), the identity component"
+                        " of every layer-2 QK update (its part along the direction that raises the variable QK"
+                        " map's same-variable scores over the others fastest) is removed over steps"
+                        f" 1–{C10_REMOVE_TO:,}; each seed's twin is its unsteered run on the same machine."
+                        " Sufficiency: in the first three seeds that stayed stuck (43, 45, 46), each update's"
+                        " identity component is set to half the update's size over steps 4,001–8,000, then"
+                        " released; a sham pushes a random direction orthogonal to it as hard. The identity"
+                        f" component is necessary if removing it blocks composition (1-var train ≥ {LEARNED_LEVEL})"
+                        f" up to step {C10_REMOVE_TO:,} in every seed whose twin composes by then, and sufficient if"
+                        " every steered stuck seed composes and holds after the release while fewer of the shams do"
+                        " (and the twins stay stuck). Reproduced if it is both; partly if one of the two; not"
+                        f" reproduced if neither; inconclusive if fewer than {C10_MIN_ARM} seeds can be read in an"
+                        " arm (twins composing within the removal window; twins stuck). The gradient's direction"
+                        " itself (the whitened contrast of the negative gradient and of the AdamW update in the"
+                        " premise window, composed seeds against stuck ones at matched steps) is reported beside"
+                        " it.")  # C10's rule of 2026-12-03 (`c10_causal`; RULE_CHANGES)
 OLD_C10_WORDS = ("From checkpoints every 20 steps between the end of phase 1 and just after the jump of each composed"
                  " seed, the premise window (measures 5 and 4 high, measure 3 low) and the whitened diagonal contrast"
                  " of the negative gradient on layer 2's QK averaged over the copying checkpoints before composition;"

@@ -111,7 +111,8 @@ def test_runs_without_steering_keep_their_hash_and_steered_ones_do_not():
     ({"steer_trigger": 0.95, "steer_window": 10, "steer_from": 1, "steer_to": 10},
      "steer_trigger and steer_from/steer_to exclude each other"),
     ({"steer_trigger": 0.95, "steer_window": 10, "steer_direction": "diagonal"}, "steer_direction must be one of"),
-    ({"steer_trigger": 0.95, "steer_window": 10, "steer_write": "inverse"}, "steer_write must be one of exact, smallest"),
+    ({"steer_trigger": 0.95, "steer_window": 10, "steer_write": "inverse"},
+     "steer_write must be one of exact, smallest"),
     ({"steer_trigger": 0.95, "steer_window": 10, "steer_direction": "wrong_pairs", "steer_sham": True},
      "steer_sham is the random direction; it excludes steer_direction 'wrong_pairs'"),
 ])
@@ -322,7 +323,8 @@ def test_the_onset_sweeps_follow_their_stated_cell_rules():
     cells = onset_cells(necessity)
     assert sorted(always) == sorted({i for i, _ in cells}) and len(cells) == 16 == len(set(cells))
     assert all((ODDS_INITS.index(i) + ODDS_DATA.index(d)) % 2 == 0 for i, d in cells)
-    assert Counter(i for i, _ in cells) == {i: 4 for i in always} and Counter(d for _, d in cells) == {d: 2 for d in ODDS_DATA}
+    assert Counter(i for i, _ in cells) == {i: 4 for i in always}
+    assert Counter(d for _, d in cells) == {d: 2 for d in ODDS_DATA}
 
     push = SWEEPS["c10_onset_push"]
     cells = onset_cells(push)
