@@ -409,7 +409,10 @@ def cmd_power(args) -> int:
     from .sweep.store import sweeps_dir
     if args.sims < 10:
         raise ConfigError(f"--sims must be at least 10, got {args.sims}")
-    table = pd.read_csv(sweeps_dir() / "r_sweep.csv")
+    results = sweeps_dir() / "r_sweep.csv"
+    if not results.is_file():
+        raise ConfigError(f"no results of the r sweep at {results}: the power calculation reads its runs")
+    table = pd.read_csv(results)
     done = table[table["status"] == "done"]
 
     def metrics_of(key):

@@ -32,7 +32,6 @@ SHAPES = {name: {key: tuple(v) if isinstance(v, list) else v for key, v in shape
           for name, shape in STUDY["shapes"].items()}
 SHAPE_NAMES = {"paper": STUDY["paper_label"], **{name: shape["label"] for name, shape in STUDY["shapes"].items()}}
 ROOT = DEFAULT_ROOT / STUDY["folder"]
-EARLIER = STUDY.get("earlier")  # the study's first runs ({folder, steps}), kept readable as they were
 
 
 class Planned(NamedTuple):

@@ -329,7 +329,7 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
     if re.match(py + r" generality status$", head):
         return [Step(head, ok("mod97_seed42", "layers3_heads2_seed44"))]
     if re.match(py + r" power$", head):  # 200 simulated data sets per seed count: here 10
-        return [Step(f"{head} --sims 10", ok("seeds: interval no wider than", "chosen:"))]
+        return [Step(f"{head} --sims 10", ok("seeds: interval no wider than", "chosen:"), adds=("sweeps/r_sweep.csv",))]
     if re.match(py + r" sweep list$", head):
         return [Step(head, ok("f_sweep", "r_sweep"))]
     if re.match(py + r" sweep (status|annotate) f_sweep$", head):
