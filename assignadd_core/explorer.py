@@ -8,11 +8,12 @@ built HTML (`_build/html/_static/explorer/`), never into the repository.
 What a model file holds: the weights the page's forward pass (book/_static/explorer_model.js) multiplies, folded
 as the paper reads them (one head per layer: W_QK = W_Q W_Kᵀ and W_OV = W_V W_O of each layer; W_out W_U, what
 each neuron adds to the logits; W_E, W_pos, W_in, W_U), 180,352 numbers at the paper's shape. Each row is stored
-as 24-bit integers times a float32 scale (its largest |value| / (2^23 - 1)): 541 KB, base64 in a script
-(721 KB, so that the page also works opened from disk, where a browser fetches no file). 16-bit storage (fp16, or
-int16 per row) moved the logits by 2e-3 to 3e-2; at 24 bits they stay within PyTorch's own fp32 rounding (about
-6e-5), and each model's entry states its measured error. Only the paper's shape (2 layers, 1 head, an MLP in the
-last block only, no LayerNorm, no biases) is exported; the task's size (modulus, variables, widths) may differ.
+as 24-bit integers times a float32 scale (its largest |value| / (2^23 - 1)): 547 kB, base64 in a script with the
+neurons' frequencies (735 kB, so that the page also works opened from disk, where a browser reads no file). 16-bit
+storage (fp16, or int16 per row) moved the logits by 2e-3 to 3e-2; at 24 bits they stay within PyTorch's own fp32
+rounding (up to 9e-5 over the book's models), and each model's entry states its measured error. Only the paper's
+shape (2 layers, 1 head, an MLP in the last block only, no LayerNorm, no biases) is exported; the task's size
+(modulus, variables, widths) may differ.
 """
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def folded_weights(model) -> dict[str, np.ndarray]:
 
     def f64(t):
         return t.detach().double().cpu()
-    copy, lookup, mlp = roles.attention(model, roles.COPY), roles.attention(model, roles.LOOKUP), roles.addition_mlp(model)
+    copy, lookup = roles.attention(model, roles.COPY), roles.attention(model, roles.LOOKUP)
+    mlp = roles.addition_mlp(model)
     W_U = f64(model.W_U)
     weights = {"W_E": f64(model.W_E), "W_pos": f64(model.W_pos),
                "QK1": f64(copy.W_Q[0]) @ f64(copy.W_K[0]).T, "OV1": f64(copy.W_V[0]) @ f64(copy.W_O[0]),

@@ -343,7 +343,8 @@ def test_a_malformed_sequence_gets_one_line_and_keeps_the_page(manifest, page):
 EXERCISE = """(async () => {
   const root = document.querySelector('div.ae[data-mode=full]');
   const settle = () => new Promise(r => setTimeout(r, 50));
-  const idle = async () => { for (let k = 0; k < 200 && /Loading/.test(root.querySelector('.ae-message').textContent); k++) await settle(); };
+  const loading = () => /Loading/.test(root.querySelector('.ae-message').textContent);
+  const idle = async () => { for (let k = 0; k < 200 && loading(); k++) await settle(); };
   for (const button of root.querySelectorAll('.ae-draws button')) { button.click(); await settle(); }
   const select = root.querySelector('select.ae-series');
   select.value = Array.from(select.options).find(o => /slider/.test(o.text)).value;
@@ -356,9 +357,10 @@ EXERCISE = """(async () => {
   }
   root.querySelectorAll('.ae-chip')[3].dispatchEvent(new Event('mouseenter'));
   const doc = document.documentElement;
-  const wide = Array.from(root.querySelectorAll('*')).filter(el => el.getBoundingClientRect().right > doc.clientWidth + 1)
-    .map(el => el.tagName + '.' + el.className).slice(0, 5);
-  return {scroll: doc.scrollWidth, width: doc.clientWidth, wide, steps, focus: root.querySelector('.ae-focus').textContent,
+  const wide = Array.from(root.querySelectorAll('*'))
+    .filter(el => el.getBoundingClientRect().right > doc.clientWidth + 1).map(el => el.tagName + '.' + el.className);
+  return {scroll: doc.scrollWidth, width: doc.clientWidth, wide: wide.slice(0, 5), steps,
+          focus: root.querySelector('.ae-focus').textContent,
           maps: root.querySelectorAll('.ae-map').length, groups: root.querySelectorAll('.ae-group').length,
           message: root.querySelector('.ae-message').textContent};
 })()"""

@@ -19,7 +19,7 @@
     return node;
   };
   const fmt = (x, digits = 2) => x.toFixed(digits);
-  const signed = x => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(1);
+  const signed = x => (Math.abs(x) < 0.05 ? "0.0" : (x > 0 ? "+" : "−") + Math.abs(x).toFixed(1));
   const thousands = n => n.toLocaleString("en-US");
   const strength = w => Math.pow(Math.max(0, Math.min(1, w)), 0.6);  // attention weight -> colour alpha
 
@@ -62,7 +62,8 @@
       const groups = new Map();
       for (const s of manifest.series) {
         if (!groups.has(s.group)) groups.set(s.group, el("optgroup", {label: s.group}));
-        groups.get(s.group).append(el("option", {value: s.id, text: s.label + (s.stops.length > 1 ? " (slider)" : "")}));
+        const text = s.label + (s.stops.length > 1 ? " (slider)" : "");
+        groups.get(s.group).append(el("option", {value: s.id, text}));
       }
       groups.forEach(g => this.series.append(g));
       const wanted = hash.model || this.root.dataset.model;
@@ -107,19 +108,21 @@
     pickStop(sequence = null) {
       const s = this.currentSeries(), stop = s.stops[Number(this.slider.value)];
       this.stop = stop;
-      this.stepNote.textContent = `${thousands(stop.step)}${stop.final ? " (final)" : ""}` + this.phaseText(s, stop.step);
+      this.stepNote.textContent = thousands(stop.step) + (stop.final ? " (final)" : "") + this.phaseText(s, stop.step);
       const acc = stop.accuracy, pools = this.manifest.pools;
       const mean = names => names.reduce((t, n) => t + acc[n], 0) / names.length;
       const restricted = pools.map(p => p.name).filter(n => /var_restricted/.test(n));
       const entry = this.manifest.models[stop.model];
-      const state = s.state === "composed" ? "composed" : "stuck: its lookup never formed";
-      const parts = [`${s.label} (${s.stops.length > 1 ? `a run that ${s.state === "composed" ? "composed" : "never composed"}` : state}),` +
-                     ` at step ${thousands(stop.step)}`];
+      const composed = s.state === "composed";
+      const state = s.stops.length > 1 ? `a run that ${composed ? "composed" : "never composed"}`
+                                       : composed ? "composed" : "stuck: its lookup never formed";
+      const parts = [`${s.label} (${state}), at step ${thousands(stop.step)}`];
       if (acc && acc["1var_train"] !== undefined) {
         parts.push(`accuracy: 0-var train ${fmt(acc["0var_train"])}, 1-var train ${fmt(acc["1var_train"])},` +
                    ` var-restricted pools ${fmt(mean(restricted))}`);
       }
-      parts.push(`weights ${Math.round(entry.bytes / 1000)} kB, logits within ${entry.logit_error.toExponential(0)} of PyTorch's`);
+      parts.push(`weights ${Math.round(entry.bytes / 1000)} kB, logits within` +
+                 ` ${entry.logit_error.toExponential(0)} of PyTorch's`);
       this.modelNote.textContent = parts.join(" · ");
       this.say("Loading the weights…");
       X.loadModel(stop.model).then(model => {
@@ -135,7 +138,9 @@
       const {jump, refinement} = series.phases || {};
       if (!jump) return "";
       if (step < jump) return ` · before the jump (${thousands(jump)})`;
-      if (refinement && step < refinement) return ` · after the jump, before the final rise (${thousands(refinement)})`;
+      if (refinement && step < refinement) {
+        return ` · after the jump, before the final rise (${thousands(refinement)})`;
+      }
       return refinement ? " · after the final rise" : " · after the jump";
     }
 
@@ -186,7 +191,8 @@
       const task = this.model.task;
       this.chips.textContent = "";
       this.chipNodes = tokens.map((t, i) => {
-        const classes = ["ae-chip", t === task.pad ? "ae-pad" : task.isVariable(t) ? "ae-var" : task.isNumber(t) ? "ae-num" : "ae-op"];
+        const kind = t === task.pad ? "ae-pad" : task.isVariable(t) ? "ae-var" : task.isNumber(t) ? "ae-num" : "ae-op";
+        const classes = ["ae-chip", kind];
         if (query && (i === query.lhs.source || i === query.rhs.source)) classes.push("ae-source");
         const bars = el("span", {class: "ae-bars"}, el("i", {class: "ae-bar1"}), el("i", {class: "ae-bar2"}));
         const chip = el("span", {class: classes.join(" "), tabindex: "0", title: `position ${i}`},
@@ -214,8 +220,8 @@
         el("span", {class: "ae-big " + (right ? "ae-right" : "ae-wrong"), text: String(answer)}),
         ` the model's answer (p = ${fmt(probs[answer], 3)}); the task's: (${operand(query.lhs, tokens[P + 1])}) +` +
         ` (${operand(query.rhs, tokens[P + 2])}) mod ${task.N} = ${query.answer} ${right ? "✓" : "✗"}`);
-      const tagLine = el("p", {class: "ae-tags"}, ...tags.map(t => el("span", {class: "ae-tag", text: t})),
-                         query.pool ? el("span", {class: "ae-muted", text: ` the kind of the pool “${query.pool.label}”`}) : null);
+      const pool = query.pool && el("span", {class: "ae-muted", text: ` as in the pool “${query.pool.label}”`});
+      const tagLine = el("p", {class: "ae-tags"}, ...tags.map(t => el("span", {class: "ae-tag", text: t})), pool);
       const top = el("div", {class: "ae-top"});
       for (const c of order.slice(0, 5)) {
         top.append(el("span", {class: "ae-top-label" + (c === query.answer ? " ae-right" : ""), text: String(c)}),
@@ -246,17 +252,20 @@
       const role = j => {
         const parts = [];
         for (const [o, side] of [[query.lhs, "left"], [query.rhs, "right"]]) {
-          if (o.source === j) parts.push(o.variable >= 0 ? `the value of ${task.name(task.var0 + o.variable)}` : `the ${side} operand`);
+          if (o.source !== j) continue;
+          parts.push(o.variable >= 0 ? `the value of ${task.name(task.var0 + o.variable)}` : `the ${side} operand`);
         }
         return parts.join(", ");
       };
       const top = Array.from(row.keys()).sort((a, b) => row[b] - row[a]).slice(0, 3);
       const shown = top.filter(j => row[j] >= 0.02);
       const rest = 1 - shown.reduce((t, j) => t + row[j], 0);
-      const items = shown.map(j => `${task.name(tokens[j])} at ${j}${role(j) ? " (" + role(j) + ")" : ""}: ${fmt(row[j])}`);
+      const items = shown.map(j => `${task.name(tokens[j])} at ${j}` + (role(j) ? ` (${role(j)})` : "") +
+                                   `: ${fmt(row[j])}`);
       const operands = [query.lhs, query.rhs].map(o => row[o.source]);
-      return el("p", {class: "ae-lookup"}, `= reads ${items.join(" · ")}${rest > 0.005 ? ` · the rest ${fmt(rest)}` : ""}. ` +
-        `On the operands' values (${query.lhs.value} and ${query.rhs.value}): ${fmt(operands[0])} and ${fmt(operands[1])}.`);
+      const reads = items.join(" · ") + (rest > 0.005 ? ` · the rest ${fmt(rest)}` : "");
+      return el("p", {class: "ae-lookup"}, `= reads ${reads}. On the operands' values (${query.lhs.value} and` +
+                                           ` ${query.rhs.value}): ${fmt(operands[0])} and ${fmt(operands[1])}.`);
     }
 
     heatmap(layer) {
@@ -277,16 +286,17 @@
         cells.push([]);
         for (let j = 0; j < n; j++) {
           const w = j <= i ? pattern[i * n + j] : 0;
-          const cell = el("span", {class: "ae-cell" + (j > i ? " ae-masked" : ""),
-                                   title: j <= i ? `${task.name(tokens[i])} (${i}) → ${task.name(tokens[j])} (${j}): ${fmt(w, 3)}` : ""});
+          const title = j <= i ? `${task.name(tokens[i])} (${i}) → ${task.name(tokens[j])} (${j}): ${fmt(w, 3)}` : "";
+          const cell = el("span", {class: "ae-cell" + (j > i ? " ae-masked" : ""), title});
           if (j <= i) cell.style.background = `rgba(${LAYER_COLOURS[layer]}, ${strength(w).toFixed(3)})`;
           cell.addEventListener("mouseenter", () => this.setFocus(i));
           grid.append(cell);
           cells[i].push(cell);
         }
       }
-      const figure = el("figure", {class: "ae-map"}, el("figcaption", {text: `Layer ${layer + 1}` +
-        (layer ? ": the lookup (associative memory)" : ": the previous-token head") + "; rows attend to columns"}), grid);
+      const role = layer ? "the lookup (associative memory)" : "the previous-token head";
+      const caption = el("figcaption", {text: `Layer ${layer + 1}: ${role}; rows attend to columns`});
+      const figure = el("figure", {class: "ae-map"}, caption, grid);
       return {figure, rows, cols, cells};
     }
 
@@ -299,7 +309,8 @@
         const w1 = j <= i ? out.pattern1[i * n + j] : 0, w2 = j <= i ? out.pattern2[i * n + j] : 0;
         b1.style.width = `${(100 * w1).toFixed(1)}%`;
         b2.style.width = `${(100 * w2).toFixed(1)}%`;
-        chip.title = `position ${j}; attention from ${task.name(tokens[i])} (${i}): layer 1 ${fmt(w1)}, layer 2 ${fmt(w2)}`;
+        chip.title = `position ${j}; attention from ${task.name(tokens[i])} (${i}):` +
+                     ` layer 1 ${fmt(w1)}, layer 2 ${fmt(w2)}`;
       });
       for (const map of this.maps && !this.compact ? this.maps : []) {
         map.rows.forEach((r, k) => r.classList.toggle("ae-on", k === i));
@@ -310,10 +321,11 @@
         const pattern = layer ? out.pattern2 : out.pattern1;
         const to = Array.from({length: i + 1}, (_, j) => j).sort((a, b) => pattern[i * n + b] - pattern[i * n + a])
           .slice(0, 2).map(j => `${task.name(tokens[j])} (${j}) ${fmt(pattern[i * n + j])}`);
-        const from = Array.from({length: n - i}, (_, k) => i + k).filter(k => k !== i)
-          .sort((a, b) => pattern[b * n + i] - pattern[a * n + i]).slice(0, 2)
-          .filter(k => pattern[k * n + i] >= 0.05).map(k => `${task.name(tokens[k])} (${k}) ${fmt(pattern[k * n + i])}`);
-        return `layer ${layer + 1} attends to ${to.join(", ")}` + (from.length ? ` and is read by ${from.join(", ")}` : "");
+        const from = Array.from({length: n - i - 1}, (_, k) => i + 1 + k)
+          .sort((a, b) => pattern[b * n + i] - pattern[a * n + i]).slice(0, 2).filter(k => pattern[k * n + i] >= 0.05)
+          .map(k => `${task.name(tokens[k])} (${k}) ${fmt(pattern[k * n + i])}`);
+        const read = from.length ? ` and is read by ${from.join(", ")}` : "";
+        return `layer ${layer + 1} attends to ${to.join(", ")}${read}`;
       };
       this.focusLine.textContent = `${task.name(tokens[i])} at position ${i}: ${describe(0)}; ${describe(1)}.` +
         (this.compact ? " (The bars under the tokens: blue layer 1, red layer 2.)" : "");
@@ -340,18 +352,18 @@
         const squares = el("span", {class: "ae-squares"});
         for (const index of g.neurons) {
           const a = out.post[index] / peak;
-          squares.append(el("i", {style: `opacity:${(0.08 + 0.92 * a).toFixed(3)}`,
-                                  title: `neuron ${index}: activation ${fmt(out.post[index], 2)}, fit ${fmt(info.r2[index])},` +
-                                         ` adds ${signed(out.post[index] * model.neuronEffect(index, c))}`}));
+          const adds = signed(out.post[index] * model.neuronEffect(index, c));
+          const title = `neuron ${index}: activation ${fmt(out.post[index])}, fit ${fmt(info.r2[index])}, adds ${adds}`;
+          squares.append(el("i", {style: `opacity:${(0.08 + 0.92 * a).toFixed(3)}`, title}));
         }
         box.append(el("span", {class: "ae-group", text: g.key}),
                    el("span", {class: "ae-group-n", text: `${g.firing} of ${g.neurons.length} firing`}), squares,
                    el("span", {class: "ae-group-adds", text: signed(g.adds)}));
       }
-      const note = `Each square is a neuron (darker: more active at =); the number is what the group adds to the logit` +
-        ` of ${c}. Neurons are grouped by the frequency that best explains their input over all operand pairs, where` +
-        ` it explains at least ${Math.round(100 * info.fit_threshold)} %; the ${weak} weak neurons (each under 5 % of` +
-        ` the strongest one's effect on the logits) add ${signed(weakAdds)}.`;
+      const note = `Each square is a neuron (the stronger its colour, the more active it is at =); the number is` +
+        ` what the group adds to the logit of ${c}. Neurons are grouped by the frequency that best explains their` +
+        ` input over all operand pairs, where it explains at least ${Math.round(100 * info.fit_threshold)} %; the` +
+        ` ${weak} weak neurons (each under 5 % of the strongest one's effect on the logits) add ${signed(weakAdds)}.`;
       return el("div", {}, box, el("p", {class: "ae-note", text: note}));
     }
   }

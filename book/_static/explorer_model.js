@@ -214,7 +214,8 @@
       this.ids = new Map(this.names.map((name, i) => [name, i]));
       this.leftOnly = new Set(spec.left_only);  // never the right operand in training
       this.rightOnly = new Set(spec.right_only);  // never the left operand in training
-      const pairs = mask => Array.from(mask).flatMap((bit, k) => (bit === "1" ? [[Math.floor(k / this.N), k % this.N]] : []));
+      const pairs = mask => Array.from(mask).flatMap((bit, k) => (bit === "1" ? [[Math.floor(k / this.N), k % this.N]]
+                                                                               : []));
       this.trainPairs = pairs(spec.train_pairs);
       this.heldOutPairs = pairs(spec.train_pairs.replace(/[01]/g, b => (b === "1" ? "0" : "1")));
       this.twoVarPairs = pairs(spec.two_var_pairs);
@@ -240,8 +241,9 @@
       for (const [i, word] of words.entries()) {
         const id = this.ids.get(/^pad$/i.test(word) ? "PAD" : word);
         if (id === undefined) {
-          return {error: `"${word}" (token ${i + 1}) is not a token: tokens are the numbers 0–${this.N - 1}, +, =, PAD` +
-                         ` and the variables ${this.names[this.var0]}–${this.names[this.var0 + this.nVars - 1]}.`};
+          const variables = `${this.names[this.var0]}–${this.names[this.var0 + this.nVars - 1]}`;
+          return {error: `"${word}" (token ${i + 1}) is not a token: tokens are the numbers 0–${this.N - 1},` +
+                         ` +, =, PAD and the variables ${variables}.`};
         }
         tokens.push(id);
       }
@@ -294,20 +296,27 @@
       }
       const operand = (t, at, side) => {
         if (this.isNumber(t)) return {variable: -1, value: t, source: at};
-        if (!this.isVariable(t)) return {error: `The query's ${side} operand must be a number or a variable, not ${name(t)}.`};
-        if (!assigned.has(t)) return {error: `The query uses ${name(t)}, which no assignment of the sequence gives a value.`};
+        if (!this.isVariable(t)) {
+          return {error: `The query's ${side} operand must be a number or a variable, not ${name(t)}.`};
+        }
+        if (!assigned.has(t)) {
+          return {error: `The query uses ${name(t)}, which no assignment of the sequence gives a value.`};
+        }
         return {variable: t - this.var0, value: assigned.get(t).value, source: assigned.get(t).at};
       };
       const lhs = operand(tokens[P + 1], P + 1, "left"), rhs = operand(tokens[P + 2], P + 2, "right");
       if (lhs.error || rhs.error) return {error: lhs.error || rhs.error};
       const variables = (lhs.variable >= 0 ? 1 : 0) + (rhs.variable >= 0 ? 1 : 0);
-      const type = variables === 2 ? "2-var" : variables === 0 ? "0-var" : lhs.variable >= 0 ? "1-var (left)" : "1-var (right)";
+      const type = variables === 2 ? "2-var" : variables === 0 ? "0-var"
+                 : lhs.variable >= 0 ? "1-var (left)" : "1-var (right)";
       const heldOutPair = !this.isTrainPair(lhs.value, rhs.value);
       const unseen = [lhs.variable >= 0 && this.rightOnly.has(lhs.variable) ? "left" : null,
                       rhs.variable >= 0 && this.leftOnly.has(rhs.variable) ? "right" : null].filter(Boolean);
       const notes = [];
       if (!assigned.size) notes.push("no assignment: every sequence of the task has at least one");
-      if (variables === 2 && lhs.variable === rhs.variable) notes.push("one variable on both sides: the task's 2-var queries use two distinct variables");
+      if (variables === 2 && lhs.variable === rhs.variable) {
+        notes.push("one variable on both sides: the task's 2-var queries use two distinct variables");
+      }
       const pairUnseenIn2Var = variables === 2 && !heldOutPair && !this.inTwoVarTraining(lhs.value, rhs.value);
       if (pairUnseenIn2Var) notes.push("this pair is in no 2-var training query (its 2-var rows were not kept)");
       const query = {lhs, rhs, type, variables, heldOutPair, unseen, notes, answer: (lhs.value + rhs.value) % this.N,
