@@ -422,11 +422,15 @@ def cmd_explorer(args) -> int:
     elif args.action == "export":
         export(args.out or BUILT)
     else:
+        from .checkpoint import CheckpointError
         root = current_root()
         for item in study_series() + own_series():
             run = Run(item.path(root))
             here = all((run.model_path if s is None else run.checkpoint_path(s)).is_file() for s in item.steps)
+            try:
+                group = group_of(run, item.group)[0]
+            except (CheckpointError, KeyError):
+                group = item.group or "seeds"
             steps = "final" if item.steps == (None,) else f"{len(item.steps)} steps"
-            print(f"{item.run:<24} {steps:<10} {item.group or 'seeds'}: {item.label}"
-                  + ("" if here else "  (weights not here: left out)"))
+            print(f"{item.run:<24} {steps:<10} {group}: {item.label}" + ("" if here else "  (weights not here: left out)"))
     return 0

@@ -306,18 +306,18 @@ def test_random_draws_are_well_formed_and_of_their_kind(manifest, page):
             assert held == {False} and 0 not in unseen and len(pools) >= 2  # 1-var and 2-var var-restricted
 
 
-MALFORMED = {  # sequence -> what its one line must say
-    "": "Type a sequence of 16 tokens",
-    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27": "has 15 tokens; it needs 16",
-    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27 = =": "has 17 tokens",
-    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 72 =": '"72" (token 15) is not a token',
-    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + c 27 =": "The query uses c, which no assignment",
-    "PAD PAD a 40 PAD a 18 PAD PAD PAD k 9 + a 27 =": "Variable a is assigned twice (positions 2 and 5)",
-    "PAD PAD a PAD 40 j 18 PAD PAD PAD k 9 + a 27 =": "Variable a at position 2 is not followed by its value",
-    "PAD PAD 40 a PAD j 18 PAD PAD PAD k 9 + a 27 =": "The number 40 at position 2 follows no variable",
-    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 a 27 + =": "The last four tokens must be the query + lhs rhs =",
-    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + PAD 27 =": "left operand must be a number or a variable, not PAD",
-    "PAD PAD a 40 PAD j 18 + PAD PAD k 9 + a 27 =": "+ at position 7: the first 12 tokens hold only assignments",
+MALFORMED = {  # sequence -> what its one line must say, and the token marked (its position; None: no one token)
+    "": ("Type a sequence of 16 tokens", None),
+    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27": ("has 15 tokens; it needs 16", None),
+    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27 = =": ("has 17 tokens", None),
+    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 72 =": ('"72" (token 15) is not a token', "14"),
+    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + c 27 =": ("The query uses c, which no assignment", "13"),
+    "PAD PAD a 40 PAD a 18 PAD PAD PAD k 9 + a 27 =": ("Variable a is assigned twice (positions 2 and 5)", "5"),
+    "PAD PAD a PAD 40 j 18 PAD PAD PAD k 9 + a 27 =": ("Variable a at position 2 is not followed by its value", "2"),
+    "PAD PAD 40 a PAD j 18 PAD PAD PAD k 9 + a 27 =": ("The number 40 at position 2 follows no variable", "2"),
+    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 a 27 + =": ("The last four tokens must be the query + lhs rhs =", "12"),
+    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + PAD 27 =": ("left operand must be a number or a variable, not PAD", "13"),
+    "PAD PAD a 40 PAD j 18 + PAD PAD k 9 + a 27 =": ("+ at position 7: the first 12 tokens hold only assignments", "7"),
 }
 
 
@@ -325,17 +325,18 @@ def test_a_malformed_sequence_gets_one_line_and_keeps_the_page(manifest, page):
     script = """((text) => { const root = document.querySelector('div.ae[data-mode=full]');
       const input = root.querySelector('input.ae-seq'); input.value = text;
       input.dispatchEvent(new Event('input'));
-      const msg = root.querySelector('.ae-message');
+      const msg = root.querySelector('.ae-message'), bad = root.querySelector('.ae-chip.ae-bad');
       return [msg.textContent, msg.className, root.querySelector('.ae-result').children.length,
-              root.querySelector('.ae-result').className]; })"""
-    for text, needle in MALFORMED.items():
-        message, classes, shown, result = evaluate(page, f"{script}({json.dumps(text)})")
+              root.querySelector('.ae-result').className, bad && bad.querySelector('small').textContent]; })"""
+    for text, (needle, blamed) in MALFORMED.items():
+        message, classes, shown, result, bad = evaluate(page, f"{script}({json.dumps(text)})")
         assert needle in message and "ae-error" in classes, (text, message)
+        assert bad == blamed, f"{text!r}: the chip marked is {bad}, not {blamed}"
         assert "\n" not in message and len(message) < 240, message
         assert shown > 0 and "ae-stale" in result, f"{text!r}: the last answer should stay, dimmed"
-    message, classes, shown, result = evaluate(page, f"{script}('PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27 =')")
-    assert message == "" and "ae-stale" not in result
-    message, classes, _, _ = evaluate(page, f"{script}('PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a a =')")
+    message, classes, shown, result, bad = evaluate(page, f"{script}('PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27 =')")
+    assert message == "" and "ae-stale" not in result and bad is None
+    message, classes, _, _, _ = evaluate(page, f"{script}('PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a a =')")
     assert message.startswith("Outside the task, run anyway: one variable on both sides") and "ae-note" in classes
 
 
@@ -399,3 +400,16 @@ def test_the_compact_version_in_the_circuits_chapter_runs_and_links_the_explorer
     assert found["answer"].startswith("8 the model's answer"), found
     assert found["link"] and "seq=PAD%20PAD%20a%2040" in found["link"], found
     assert found["scroll"] <= found["width"], found
+
+
+def test_the_page_works_opened_from_disk(chromium, manifest):
+    """Opened as a file (no server), the page loads its models as scripts: a browser reads no file of such a page."""
+    from browser import Chromium
+    driver = Chromium(chromium, width=1280, height=900)
+    try:
+        report = driver.visit((book.HTML / PAGE).resolve().as_uri(), ready=READY,
+                              script="document.querySelector('div.ae .ae-answer').textContent")
+    finally:
+        driver.close()
+    assert not report.errors and not report.external, report
+    assert report.result.startswith("8 the model's answer"), report.result

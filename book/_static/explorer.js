@@ -163,9 +163,10 @@
       if (!this.model) return;
       const task = this.model.task, parsed = task.parse(this.input.value);
       const checked = parsed.error ? parsed : task.check(parsed.tokens);
-      if (checked.error) {
+      if (checked.error) {  // the message, the tokens with the one to blame in red, the last answer dimmed
         this.say(checked.error, "error");
-        this.drawChips(parsed.tokens || [], null);
+        this.drawChips(parsed.tokens || [], null, parsed.words);
+        if (checked.at !== undefined && this.chipNodes[checked.at]) this.chipNodes[checked.at].classList.add("ae-bad");
         this.result.classList.add("ae-stale");
         return;
       }
@@ -187,16 +188,17 @@
       else if (location.hash !== hash) history.replaceState(null, "", hash);
     }
 
-    drawChips(tokens, query) {
+    drawChips(tokens, query, words = null) {  // words: the text's words, where it did not parse into tokens
       const task = this.model.task;
       this.chips.textContent = "";
-      this.chipNodes = tokens.map((t, i) => {
+      this.chipNodes = (words || tokens).map((word, i) => {
+        const t = words ? task.ids.get(/^pad$/i.test(word) ? "PAD" : word) : word;
         const kind = t === task.pad ? "ae-pad" : task.isVariable(t) ? "ae-var" : task.isNumber(t) ? "ae-num" : "ae-op";
         const classes = ["ae-chip", kind];
         if (query && (i === query.lhs.source || i === query.rhs.source)) classes.push("ae-source");
         const bars = el("span", {class: "ae-bars"}, el("i", {class: "ae-bar1"}), el("i", {class: "ae-bar2"}));
         const chip = el("span", {class: classes.join(" "), tabindex: "0", title: `position ${i}`},
-                        el("small", {text: String(i)}), el("b", {text: task.name(t)}), bars);
+                        el("small", {text: String(i)}), el("b", {text: t === undefined ? word : task.name(t)}), bars);
         chip.addEventListener("mouseenter", () => this.setFocus(i));
         chip.addEventListener("focus", () => this.setFocus(i));
         chip.addEventListener("click", () => this.setFocus(i));

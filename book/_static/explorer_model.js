@@ -233,7 +233,7 @@
     isTrainPair(a, b) { return this.spec.train_pairs[a * this.N + b] === "1"; }
     inTwoVarTraining(a, b) { return this.spec.two_var_pairs[a * this.N + b] === "1"; }
 
-    // text -> {tokens} or {error}: one line saying what is wrong
+    // text -> {tokens} or {error, words, at}: one line saying what is wrong, and which word
     parse(text) {
       const words = String(text).trim().split(/[\s,]+/).filter(Boolean);
       if (!words.length) return {error: `Type a sequence of ${this.seqLen} tokens, e.g. ${this.example()}.`};
@@ -243,7 +243,7 @@
         if (id === undefined) {
           const variables = `${this.names[this.var0]}–${this.names[this.var0 + this.nVars - 1]}`;
           return {error: `"${word}" (token ${i + 1}) is not a token: tokens are the numbers 0–${this.N - 1},` +
-                         ` +, =, PAD and the variables ${variables}.`};
+                         ` +, =, PAD and the variables ${variables}.`, words, at: i};
         }
         tokens.push(id);
       }
@@ -258,9 +258,9 @@
 
     format(tokens) { return tokens.map(t => this.names[t]).join(" "); }
 
-    // tokens -> {error} or a description of the query: operands (variable, value, where the value is), the answer,
-    // its type, whether its pair or a variable's position was held out of training, the pool of its kind, and notes
-    // on what is well formed but outside the task
+    // tokens -> {error, at} (at: the position to blame, where there is one), or a description of the query: operands
+    // (variable, value, where the value is), the answer, its type, whether its pair or a variable's position was held
+    // out of training, the pool of its kind, and notes on what is well formed but outside the task
     check(tokens) {
       const n = this.seqLen, P = this.prefix, name = t => this.names[t];
       if (tokens.length !== n) {
@@ -268,7 +268,8 @@
                        ` for the assignments and PADs, then the query + lhs rhs =.`};
       }
       if (tokens[P] !== this.plus || tokens[n - 1] !== this.eq) {
-        return {error: `The last four tokens must be the query + lhs rhs =; they are ${this.format(tokens.slice(P))}.`};
+        return {error: `The last four tokens must be the query + lhs rhs =; they are ${this.format(tokens.slice(P))}.`,
+                at: tokens[P] !== this.plus ? P : n - 1};
       }
       const assigned = new Map();
       for (let i = 0; i < P; i++) {
@@ -277,11 +278,11 @@
         if (this.isVariable(t)) {
           if (i + 1 >= P || !this.isNumber(tokens[i + 1])) {
             return {error: `Variable ${name(t)} at position ${i} is not followed by its value (a number): an` +
-                           ` assignment is the two tokens "variable value".`};
+                           ` assignment is the two tokens "variable value".`, at: i};
           }
           if (assigned.has(t)) {
             return {error: `Variable ${name(t)} is assigned twice (positions ${assigned.get(t).at - 1} and ${i});` +
-                           ` the variables of a sequence are distinct.`};
+                           ` the variables of a sequence are distinct.`, at: i};
           }
           assigned.set(t, {value: tokens[i + 1], at: i + 1});
           i++;
@@ -289,23 +290,23 @@
         }
         if (this.isNumber(t)) {
           return {error: `The number ${name(t)} at position ${i} follows no variable: a value comes right after its` +
-                         ` variable.`};
+                         ` variable.`, at: i};
         }
         return {error: `${name(t)} at position ${i}: the first ${P} tokens hold only assignments ("variable value")` +
-                       ` and PAD.`};
+                       ` and PAD.`, at: i};
       }
       const operand = (t, at, side) => {
         if (this.isNumber(t)) return {variable: -1, value: t, source: at};
         if (!this.isVariable(t)) {
-          return {error: `The query's ${side} operand must be a number or a variable, not ${name(t)}.`};
+          return {error: `The query's ${side} operand must be a number or a variable, not ${name(t)}.`, at};
         }
         if (!assigned.has(t)) {
-          return {error: `The query uses ${name(t)}, which no assignment of the sequence gives a value.`};
+          return {error: `The query uses ${name(t)}, which no assignment of the sequence gives a value.`, at};
         }
         return {variable: t - this.var0, value: assigned.get(t).value, source: assigned.get(t).at};
       };
       const lhs = operand(tokens[P + 1], P + 1, "left"), rhs = operand(tokens[P + 2], P + 2, "right");
-      if (lhs.error || rhs.error) return {error: lhs.error || rhs.error};
+      if (lhs.error || rhs.error) return lhs.error ? lhs : rhs;
       const variables = (lhs.variable >= 0 ? 1 : 0) + (rhs.variable >= 0 ? 1 : 0);
       const type = variables === 2 ? "2-var" : variables === 0 ? "0-var"
                  : lhs.variable >= 0 ? "1-var (left)" : "1-var (right)";
