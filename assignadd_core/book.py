@@ -9,7 +9,8 @@
 * build – regenerates `_toc.yml` from the executed chapters present (a chapter not written or not
   executed yet is simply absent, so it cannot break the build), the timing table of `book/reproduce.md`, copies
   plotly.min.js into `book/_static/`, then `jupyter-book build . -W -n --keep-going` with
-  execution off, and checks that every figure of every chapter made it into the HTML.
+  execution off, exports the explorer page's models from the runs folder into the HTML (`explorer`), and checks
+  that every figure of every chapter made it into the HTML.
 * all – execute, then build.
 Any failed cell, Sphinx warning or missing figure makes the command exit non-zero.
 """
@@ -36,6 +37,7 @@ TOC = ROOT / "_toc.yml"
 REPRODUCE = ROOT / "book" / "reproduce.md"
 INTRO = ROOT / "book" / "intro.md"
 README = ROOT / "README.md"
+EXPLORER_PAGE = ROOT / "book" / "explorer.md"
 DEFAULT_PROFILE = ROOT / "params" / "book.yaml"
 HIDDEN_TAGS = ("parameters", "injected-parameters")  # the one-line print in cell 2 shows the values
 FIGURE_MARK = 'class="plotly-graph-div"'
@@ -274,8 +276,8 @@ NUMBERED_LATER = ("14_generality",)  # chapters added after the appendices were 
 
 
 def write_toc(path: Path = TOC) -> str:
-    """The table of contents from the executed chapters present: intro, the protocol, chapters in order,
-    reproduce, bibliography."""
+    """The table of contents from the executed chapters present: intro, the protocol, chapters in order, the explorer,
+    the claims and appendices, reproduce, bibliography."""
     chapters = sorted(p.stem for p in CHAPTERS.glob("*.ipynb") if _SLUG.match(p.stem))
     # numbered as the text cites them ("chapter 10"): the chapters 01-10 and the later chapters that are not
     # appendices (NUMBERED_LATER, numbered on from 11), then the claims before the appendices
@@ -288,6 +290,8 @@ def write_toc(path: Path = TOC) -> str:
     if main:
         lines += ["- caption: Chapters", "  numbered: true", "  chapters:"]
         lines += [f"  - file: book/chapters/{slug}" for slug in main]
+    if EXPLORER_PAGE.is_file():
+        lines += ["- caption: Try the model", "  chapters:", "  - file: book/explorer"]
     lines += ["- caption: Results and appendices", "  chapters:"]
     lines += [f"  - file: book/chapters/{slug}" for slug in claims + appendices]
     lines += ["  - file: book/reproduce", "  - file: book/bibliography", ""]
@@ -509,15 +513,17 @@ def run_jupyter_book(cmd: list[str] = JUPYTER_BOOK) -> dict[str, float]:
     return seconds
 
 
-def drop_stale_static(static: Path = STATIC, built: Path | None = None) -> list[str]:
-    """Remove the copies in the last build of book/_static/ files (a script, a style) that have changed since: Sphinx
-    does not overwrite a static file whose copy differs (it warns and keeps the old one), so an edited script would
-    never reach the book. Returns the names removed."""
+def refresh_static(static: Path = STATIC, built: Path | None = None) -> list[str]:
+    """Copy into the last build the book/_static/ files (a script, a style) that are new or have changed since: Sphinx
+    does not overwrite a static file whose copy differs (it warns and keeps the old one), and copies no static file
+    at all when no page changed, so an edited script would never reach the book. Returns the names copied."""
     built = HTML / "_static" if built is None else built
-    stale = [path.name for path in static.glob("*.*")
-             if (built / path.name).is_file() and (built / path.name).read_bytes() != path.read_bytes()]
+    if not built.is_dir():  # the first build: Sphinx copies them all
+        return []
+    stale = [path.name for path in sorted(static.glob("*.*"))
+             if not (built / path.name).is_file() or (built / path.name).read_bytes() != path.read_bytes()]
     for name in stale:
-        (built / name).unlink()
+        shutil.copyfile(static / name, built / name)
     return stale
 
 
@@ -528,8 +534,10 @@ def build() -> dict[str, int]:
     copy_plotly_js()
     copy_mathjax()
     tic = time.perf_counter()
-    drop_stale_static()
+    refresh_static()
     seconds = run_jupyter_book()
+    from .explorer import export
+    export(HTML / "_static" / "explorer")  # the explorer page's models, from the runs folder (never committed)
     try:
         counts = check_html()
     finally:

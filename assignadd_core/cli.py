@@ -343,6 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .sweep import register_cli  # the sweep command lives next to its code
     register_cli(sub)
+    from .explorer import register_cli as register_explorer  # so does the explorer's
+    register_explorer(sub)
     return parser
 
 

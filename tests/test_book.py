@@ -360,7 +360,7 @@ def test_screenshot_of_the_phases_chapter(chromium, server):
 
 # ------------------------------------------------------------------ offline, error-free, within the column
 BOOK_PAGES = ["book/intro", "book/protocol", *(f"book/chapters/{p.stem}" for p in executed_chapters()),
-              "book/reproduce", "book/bibliography"]
+              "book/explorer", "book/reproduce", "book/bibliography"]
 FIGURES_DRAWN = ("!window.Plotly || Array.from(document.querySelectorAll('.plotly-graph-div'))"
                  ".every(d => d.querySelector('.main-svg'))")
 # Outputs and figures of the page's text column whose box or content is wider than the column (scrollWidth:
@@ -602,10 +602,14 @@ def test_the_front_pages_first_screen_shows_the_tally_and_the_scoreboard(browser
 
 
 def test_an_edited_static_script_replaces_its_stale_copy(tmp_path):
-    """Sphinx keeps a differing copy of a static file (it only warns), so the build drops stale copies first."""
+    """Sphinx keeps a differing copy of a static file (it only warns), and copies none when no page changed, so the
+    build replaces stale copies itself."""
     static, built = tmp_path / "static", tmp_path / "built"
     static.mkdir(), built.mkdir()
     (static / "fit.js").write_text("new"), (built / "fit.js").write_text("old")
     (static / "same.css").write_text("x"), (built / "same.css").write_text("x")
-    assert book.drop_stale_static(static, built) == ["fit.js"]
-    assert not (built / "fit.js").exists() and (built / "same.css").exists()
+    (static / "added.js").write_text("a")
+    assert book.refresh_static(static, built) == ["added.js", "fit.js"]
+    assert (built / "fit.js").read_text() == "new" and (built / "same.css").read_text() == "x"
+    assert (built / "added.js").read_text() == "a"
+    assert book.refresh_static(static, tmp_path / "not built yet") == []

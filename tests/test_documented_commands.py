@@ -21,6 +21,8 @@ rules below; every other one runs exactly as written. What the rules change, and
   weights saved in their (TransformerLens) format;
 * `book build`: the runs folder gets copies of the committed files the book links (the main runs' metrics,
   the claims table);
+* `explorer add seed7`: as written, on the tiny `seed7` the line before trained, into the sandbox's built book when
+  an earlier command built it;
 * `make TARGET` (after any VAR=value settings): `make -n TARGET` (the recipe exists and expands; `make book` and `make test` run in CI
   and take many minutes); mutmut's report without a `make mutate` run: its one-line refusal.
 
@@ -250,6 +252,14 @@ def build_check(result, box):
     assert "MdParserConfig" not in result.stdout + result.stderr  # quiet: no configuration dump
 
 
+def explorer_add_check(result, box):
+    ok("added seed7", "my seed 7")(result, box)
+    assert "seed7" in (box.tree / "book" / "explorer_runs.yaml").read_text()
+    built = box.tree / "_build" / "html" / "_static" / "explorer" / "models.js"
+    if built.is_file():  # the book was built by an earlier command: the model is in it now
+        assert '"seed7"' in built.read_text() and (built.parent / "seed7.js").is_file(), result.stdout[-2000:]
+
+
 def eval_pth(box) -> str:
     """The authors' state dict when present, else our seed42 in their format (same weights, same numbers)."""
     import torch
@@ -303,6 +313,8 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
         return [Step(head, build_check, adds=("claims.csv", *(f"seed{s}/metrics.csv" for s in range(42, 52)),
                                               *(f"sweeps/{n}.csv" for n in ("f_sweep", "r_sweep", "r_sweep_share_only",
                                                                            "composition_odds", "composition_flips"))))]
+    if re.match(py + r" explorer add ", head):  # the run trained by the line before, into the built book if any
+        return [Step(head, explorer_add_check)]
     if re.match(py + r" split", head):
         return [Step(head, documented_json(command) if "--json" in head else ok("train"))]
     if re.match(py + r" train --help$", head):
