@@ -521,6 +521,16 @@ def drop_stale_static(static: Path = STATIC, built: Path | None = None) -> list[
     return stale
 
 
+def restore_static(static: Path = STATIC, built: Path | None = None) -> list[str]:
+    """Copy into the build the book/_static/ files it lacks: a build in which no page changed copies no static file,
+    so a script `drop_stale_static` removed would otherwise stay missing. Returns the names copied."""
+    built = HTML / "_static" if built is None else built
+    missing = [path for path in static.glob("*.*") if built.is_dir() and not (built / path.name).is_file()]
+    for path in missing:
+        shutil.copyfile(path, built / path.name)
+    return [path.name for path in missing]
+
+
 def build() -> dict[str, int]:
     write_toc()
     update_reproduce()
@@ -530,6 +540,7 @@ def build() -> dict[str, int]:
     tic = time.perf_counter()
     drop_stale_static()
     seconds = run_jupyter_book()
+    restore_static()
     try:
         counts = check_html()
     finally:

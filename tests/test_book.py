@@ -609,3 +609,6 @@ def test_an_edited_static_script_replaces_its_stale_copy(tmp_path):
     (static / "same.css").write_text("x"), (built / "same.css").write_text("x")
     assert book.drop_stale_static(static, built) == ["fit.js"]
     assert not (built / "fit.js").exists() and (built / "same.css").exists()
+    # a build in which no page changed copies no static file: the build copies what is missing itself
+    assert book.restore_static(static, built) == ["fit.js"] and (built / "fit.js").read_text() == "new"
+    assert book.restore_static(static, built) == []
