@@ -76,3 +76,14 @@ def test_steering_figure_has_a_panel_per_seed_and_each_arm_once_in_the_legend():
     fig = plots.steering_figure(curves, {"seed 43": (101, 201), "seed 45": (101, 201)}, "t")
     assert len(fig.data) == 5 and [t.name for t in fig.data if t.showlegend] == ["twin", "steered", "sham"]
     assert {t.yaxis for t in fig.data} == {"y", "y2"} and len(fig.layout.shapes) == 4  # a band and a level line each
+
+
+def test_circuit_slider_keeps_each_maps_colour_range_over_every_step():
+    """A colour means the same number at every step: the QK map's range is its largest score over all steps."""
+    rows = {step: {**{f"qk_{i}_{j}": scale * (i == j) - 0.1 for i in range(12) for j in range(12)},
+                   **{f"l1_{q}_{k}": 0.5 for q in range(16) for k in range(16)}} for step, scale in ((1, 0.2), (501, 3.0))}
+    maps = pd.DataFrame.from_dict(rows, orient="index")
+    fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t")
+    ranges = [[(trace.zmin, trace.zmax) for trace in frame.data] for frame in fig.frames]
+    assert ranges[0] == ranges[1] == [(0.0, 1.0), (-2.9, 2.9)]
+    assert (fig.data[1].zmin, fig.data[1].zmax) == (-2.9, 2.9)
