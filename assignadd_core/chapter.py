@@ -15,6 +15,7 @@ import warnings
 from types import SimpleNamespace
 
 INJECTED_MARK = "# Parameters"  # papermill starts its injected cell with this comment
+TABLE_ROWS = 200  # the most rows a chapter's table shows whole
 
 
 def _main_seeds() -> list[int]:
@@ -163,7 +164,10 @@ def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:
 
     from .plots import setup_plotly
     setup_plotly()
-    pd.set_option("display.max_colwidth", None)  # a table shows every cell whole (pandas cuts at 50 with "...")
+    # a table shows every cell whole (pandas cuts a cell at 50 characters with "...") and, up to TABLE_ROWS rows, every
+    # row (pandas shows 10 of a table over 60 rows, with a row of "..."); a longer table belongs in a download
+    pd.set_option("display.max_colwidth", None)
+    pd.set_option("display.max_rows", TABLE_ROWS)
     warnings.filterwarnings("ignore", category=UserWarning, module="tqdm")
     warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets: text bar
     warnings.filterwarnings("ignore", category=DeprecationWarning)
