@@ -849,9 +849,9 @@ def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], t
                  _heatmap(qk, var_names, var_names, zmid=0.0, hover="query %{y}, key %{x}: %{z:.1f}",
                           scale_title="QK score").update(zmin=-bound, zmax=bound)]
         if pool_names:
-            shown.append(go.Bar(x=[label(p) for p in pool_names], y=[float(pools.loc[step, p]) for p in pool_names],
-                                marker_color=[palette.pool_style(p)["color"] for p in pool_names],
-                                hovertemplate="%{x}: %{y:.3f}<extra></extra>", showlegend=False))
+            shown.append(go.Bar(y=[label(p) for p in pool_names], x=[float(pools.loc[step, p]) for p in pool_names],
+                                orientation="h", marker_color=[palette.pool_style(p)["color"] for p in pool_names],
+                                hovertemplate="%{y}: %{x:.3f}<extra></extra>", showlegend=False))
         return shown
 
     steps = [int(s) for s in maps.index]
@@ -864,18 +864,18 @@ def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], t
     else:
         fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.14)
         places = [(1, 1), (1, 2)]
-    for (row, col), trace in zip(places, traces(steps[0])):
+    for (row, col), trace in zip(places, traces(steps[-1])):  # the trained model first; the slider goes back
         fig.add_trace(trace, row, col)
     fig.frames = [go.Frame(data=traces(s), traces=list(range(len(places))), name=str(s)) for s in steps]
-    fig.update_layout(title=title, height=820 if pool_names else 520, sliders=[{
-        "active": 0, "currentvalue": {"prefix": "step "}, "pad": {"t": 50},
+    fig.update_layout(title=title, height=860 if pool_names else 520, sliders=[{
+        "active": len(steps) - 1, "currentvalue": {"prefix": "step "}, "pad": {"t": 60},
         "steps": [{"label": f"{s:,}", "method": "animate",
                    "args": [[str(s)], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
                                        "transition": {"duration": 0}}]} for s in steps]}])
     fig.update_yaxes(autorange="reversed", row=1)
-    if pool_names:
-        fig.update_yaxes(range=[0, 1.02], title_text="accuracy", row=2, col=1)
-        fig.update_xaxes(tickangle=-35, row=2, col=1)
+    if pool_names:  # pools down the side, their names across: no slanted label runs into the slider below
+        fig.update_xaxes(range=[0, 1.02], title_text="accuracy", row=2, col=1)
+        fig.update_yaxes(autorange="reversed", row=2, col=1)
     return fig
 
 

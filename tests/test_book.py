@@ -500,7 +500,8 @@ FIGURE_TEXT = """function figureText() {
       }).filter(b => b.w > 0 && b.h > 0);
       const labels = [...pick(".g-gtitle", "title"),
                       ...pick("[class^='g-x'][class$='title'], [class^='g-y'][class$='title']", "axis title"),
-                      ...pick(".annotation", "annotation"), ...pick(".legend", "legend"), ...pick(".colorbar", "colour bar")];
+                      ...pick(".annotation", "annotation"), ...pick(".legend", "legend"), ...pick(".colorbar", "colour bar"),
+                      ...pick(".slider-container text.slider-label", "slider value")];
       const ticks = pick("g[class$='tick'] > text", "tick").filter(t => !t.el.closest(".colorbar"));
       // tick labels of one axis overlapping each other (59 categories on a phone); the boxes of labels turned by an
       // angle other than 0 or 90 degrees overlap without their letters doing so, so those are left out

@@ -56,7 +56,8 @@ def test_circuit_slider_shows_each_steps_pool_accuracies_when_given():
     pools = pd.DataFrame({"1var_train": [0.1, 0.9], "2var_train": [0.0, 0.4]}, index=[1, 501])
     fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t", pools=pools)
     assert len(fig.data) == 3 and all(len(f.data) == 3 for f in fig.frames)
-    assert list(fig.frames[1].data[2].y) == [0.9, 0.4] and "_" not in "".join(fig.frames[1].data[2].x)
+    assert list(fig.frames[1].data[2].x) == [0.9, 0.4] and "_" not in "".join(fig.frames[1].data[2].y)
+    assert list(fig.data[2].x) == [0.9, 0.4] and fig.layout.sliders[0].active == 1  # it opens on the last step
 
 
 def test_circuit_slider_keeps_one_frame_for_a_step_given_twice():
@@ -66,7 +67,7 @@ def test_circuit_slider_keeps_one_frame_for_a_step_given_twice():
     maps = pd.DataFrame(rows, index=[1, 501, 501])
     pools = pd.DataFrame({"1var_train": [0.1, 0.5, 0.9]}, index=[1, 501, 501])
     fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t", pools=pools)
-    assert [f.name for f in fig.frames] == ["1", "501"] and list(fig.frames[1].data[2].y) == [0.9]
+    assert [f.name for f in fig.frames] == ["1", "501"] and list(fig.frames[1].data[2].x) == [0.9]
 
 
 

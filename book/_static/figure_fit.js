@@ -51,7 +51,7 @@
 
 
   // Panels side by side that a phone squeezes below MIN_PANEL pixels each: one column, each panel the figure's
-  // width, its title and colour bar moved with it. Returns the colour bars' new places ([] when there are none),
+  // width and its own tick labels, its title and colour bar moved with it. Returns the colour bars' new places ([] when there are none),
   // or null when the figure needs no reflow.
   function reflowPlan(gd, update) {
     const layout = gd._fullLayout, size = layout._size;
@@ -77,6 +77,9 @@
       const top = 1 - k * (panelHeight + PANEL_GAP) / plotHeight, bottom = top - panelHeight / plotHeight;
       update[`xaxis${p.x.slice(1)}.domain`] = [0, right];
       update[`yaxis${p.y.slice(1)}.domain`] = [bottom, top];
+      // a grid with shared axes labels only its outer panels' ticks: alone in its row, each panel labels its own
+      update[`xaxis${p.x.slice(1)}.showticklabels`] = true;
+      update[`yaxis${p.y.slice(1)}.showticklabels`] = true;
       const centre = (p.xd[0] + p.xd[1]) / 2;
       for (const {a, i} of titles) {  // the panel's subplot title: centred over its old domain, at its top
         if (Math.abs(a.x - centre) < 0.02 && Math.abs(a.y - p.yd[1]) < 0.05) {
