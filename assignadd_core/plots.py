@@ -325,13 +325,16 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
     if level is not None:
         fig.add_hline(y=level, line={"color": LIGHT, "dash": "dash", "width": 1},
                       annotation_text=f"level {level:g}", annotation_position="bottom right")
+    # the vertical lines are named in the legend: a label beside a line on a phone-wide plot would stretch the axis
+    marks = []
     if paper_value is not None:
-        fig.add_vline(x=paper_value, line={"color": PAPER, "dash": "dash", "width": 2},
-                      annotation_text=f"paper ≈ {paper_value:g}", annotation_position="top left")
+        marks.append((paper_value, f"paper ≈ {paper_value:g}", {"color": PAPER, "dash": "dash", "width": 2}))
     if crossing is not None and crossing.value is not None:
-        fig.add_vline(x=crossing.value, line={"color": INK, "dash": "dashdot", "width": 1.5},
-                      annotation_text=f"mean curve {crossing.value:.3f} (rule before 2026-12)",
-                      annotation_position="top right")
+        marks.append((crossing.value, f"mean curve crosses at {crossing.value:.3f} (rule before 2026-12)",
+                      {"color": INK, "dash": "dashdot", "width": 1.5}))
+    for x, name, line in marks:
+        fig.add_vline(x=x, line=line)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name, hoverinfo="skip"))
     fig.update_layout(title=title, xaxis_title=x_label, yaxis_title=y_label, yaxis_range=[-0.08, 1.05],
                       legend={"orientation": "h", "y": -0.2}, height=460)
     return fig

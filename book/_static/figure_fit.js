@@ -50,10 +50,9 @@
   }
 
 
-  // Panels side by side that a phone squeezes below MIN_PANEL pixels each: one column, each panel the figure's
-  // width and its own tick labels, its title and colour bar moved with it. Returns the colour bars' new places ([] when there are none),
-  // or null when the figure needs no reflow.
-  function reflowPlan(gd, update) {
+  // The figure's panels (cartesian subplots) with their axes and domains, and whether panels side by side are
+  // narrower than MIN_PANEL pixels.
+  function panelsOf(gd) {
     const layout = gd._fullLayout, size = layout._size;
     const subplots = (layout._subplots && layout._subplots.cartesian) || [];
     const panels = subplots.map(name => {
@@ -63,7 +62,15 @@
     });
     const columns = new Set(panels.map(p => p.xd.join()));
     const narrowest = Math.min(...panels.map(p => (p.xd[1] - p.xd[0]) * size.w));
-    if (gd._fitReflowed || panels.length < 2 || columns.size < 2 || narrowest >= MIN_PANEL) return null;
+    return {panels, squeezed: panels.length > 1 && columns.size > 1 && narrowest < MIN_PANEL};
+  }
+
+  // Panels side by side squeezed below MIN_PANEL pixels each even with narrow margins (a phone): one column, each
+  // panel the figure's width and its own tick labels, its title and colour bar moved with it. Returns the colour
+  // bars' new places ([] when there are none), or null when the figure needs no reflow.
+  function reflowPlan(gd, update) {
+    const layout = gd._fullLayout, size = layout._size, {panels, squeezed} = panelsOf(gd);
+    if (gd._fitReflowed || !squeezed) return null;
     gd._fitReflowed = true;
     panels.sort((a, b) => (b.yd[1] - a.yd[1]) || (a.xd[0] - b.xd[0]));
     const traces = gd._fullData;
@@ -200,10 +207,11 @@
     }
   }
 
-  // A figure drawn narrower than NARROW pixels: side margins only as wide as the axes' labels and titles need.
+  // A figure drawn narrower than NARROW pixels, or whose panels side by side are squeezed: side margins only as wide
+  // as the axes' labels and titles need (on a laptop that is often room enough to keep a grid of panels a grid).
   function narrowPlan(gd, update) {
     const layout = gd._fullLayout;
-    if (gd._fitNarrow || layout.width >= NARROW) return false;
+    if (gd._fitNarrow || (layout.width >= NARROW && !panelsOf(gd).squeezed)) return false;
     gd._fitNarrow = true;
     for (const key of Object.keys(layout).filter(k => /^[xy]axis\d*$/.test(k))) update[`${key}.automargin`] = true;
     if (layout.margin.l > SIDE_MARGIN) update["margin.l"] = SIDE_MARGIN;
