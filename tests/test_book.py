@@ -485,7 +485,7 @@ READER_VIEW = """(() => {
 # Each figure's own text as drawn (after book/_static/figure_fit.js has fitted it): its title, axis titles,
 # annotations (subplot titles, line labels), legend and colour bars must lie inside the figure, clear of each
 # other and of the tick labels, and the figure must not be drawn below its box (over the text that follows).
-FIGURE_TEXT = """function figureText() {
+FIGURE_TEXT = r"""function figureText() {
     const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
                               Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top)) > 4;
     const problems = [];

@@ -2,8 +2,8 @@
 // column on a phone): a legend that is cut or sits on an axis's labels moves below them, horizontal, and a legend
 // still cut gets a smaller font, then its long entries wrap; an annotation (a subplot's title, a line's label) or
 // an axis title that is cut or overlaps another first gets a smaller font, then wraps, then moves aside; an
-// annotation on a tick label steps off it; tick labels that overlap each other get a smaller font, then every other
-// one goes; a grid of panels too narrow to read (a phone) becomes one column. On a narrow screen the side margins
+// annotation on a tick label steps off it; tick labels that overlap each other get a smaller font, then only every
+// other tick keeps its label; a grid of panels too narrow to read (a phone) becomes one column. On a narrow screen the side margins
 // shrink to what the axes need (plotly's automargin), so a panel gets the column's width; on a touch screen a drag
 // scrolls the page instead of zooming (dragmode off); the toolbar (modebar) never sits on a title or a label (the
 // top margin grows under it); the figure's box grows with the figure, so no figure scrolls inside a box.
@@ -247,7 +247,6 @@
   }
 
   async function fit(gd) {
-
     if (gd._fitting || !gd._fullLayout || !gd.querySelector(".main-svg")) return;
     gd._fitting = true;
     try {  // a bounded number of changes per width, so a figure whose text cannot fit stops trying
