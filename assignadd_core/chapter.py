@@ -3,7 +3,8 @@
 It fills the parameters left at None from the study profile (`STUDY_PARAMETERS`: the runs and sweeps a chapter
 reads are named in `studies/`, not in the chapters), validates the parameters (papermill passes unknown names
 through silently, so a misspelled one would otherwise be ignored), prints the one-line "parameters of this
-execution", and sets up plotly's renderer, seeds and warning filters (see `plots.setup_plotly`).
+execution", and sets up plotly's renderer, seeds and warning filters (see `plots.setup_plotly`), and pandas to show
+every table cell whole.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import warnings
 from types import SimpleNamespace
 
 INJECTED_MARK = "# Parameters"  # papermill starts its injected cell with this comment
+TABLE_ROWS = 200  # the most rows a chapter's table shows whole
 
 
 def _main_seeds() -> list[int]:
@@ -158,8 +160,14 @@ def _parse_container(default: object, value: object) -> object:
 def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:
     """Validate parameters, print them in one line, set up plotting; returns them as attributes."""
     params = check_parameters(list(namespace.get("In", [])), namespace)
+    import pandas as pd
+
     from .plots import setup_plotly
     setup_plotly()
+    # a table shows every cell whole (pandas cuts a cell at 50 characters with "...") and, up to TABLE_ROWS rows, every
+    # row (pandas shows 10 of a table over 60 rows, with a row of "..."); a longer table belongs in a download
+    pd.set_option("display.max_colwidth", None)
+    pd.set_option("display.max_rows", TABLE_ROWS)
     warnings.filterwarnings("ignore", category=UserWarning, module="tqdm")
     warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets: text bar
     warnings.filterwarnings("ignore", category=DeprecationWarning)

@@ -24,16 +24,13 @@ QUERY_TYPE_NAMES = ("0-var", "1-var (left)", "1-var (right)", "2-var")
 # ----------------------------------------------------------------------------- evaluation pools, as data
 @dataclass(frozen=True)
 class PoolSpec:
-    """One evaluation pool (book/protocol.md): what its queries ask, and how figures draw it."""
+    """One evaluation pool (book/protocol.md): what its queries ask (figures draw it by `palette.pool_style`)."""
 
     name: str
     query: int  # variable operands per query: 0, 1 or 2
     pairs: str  # operand pairs drawn from: a key of PAIR_SETS
     variables: str  # which variables, at which sides: a key of VARIABLE_RULES
     label: str
-    colour: str
-    dash: str
-    width: float = 2  # line width in pool figures
 
     def __post_init__(self) -> None:  # a mistyped table row fails at import, not in a chapter
         if self.pairs not in PAIR_SETS or VARIABLE_RULES.get(self.variables, (None,))[0] != self.query:
@@ -54,17 +51,15 @@ VARIABLE_RULES = {  # rule -> (query type, Split fields: (left, right) variables
 }
 # The nine pools, in the order of metrics.csv; each pool draws from its own generator seeded by its index.
 POOLS = (
-    PoolSpec("0var_train", 0, "train", "literal", "0-var train", "#1f77b4", "solid"),
-    PoolSpec("0var_add_restricted", 0, "heldout", "literal", "0-var add-restricted", "#1f77b4", "dot"),
-    PoolSpec("1var_train", 1, "train", "allowed", "1-var train", "#2ca02c", "solid"),
-    PoolSpec("1var_add_restricted", 1, "heldout", "allowed", "1-var add-restricted", "#2ca02c", "dot"),
-    PoolSpec("1var_var_restricted", 1, "train", "forbidden", "1-var var-restricted", "#2ca02c", "dash"),
-    PoolSpec("2var_train", 2, "two_var_rows", "allowed_pairs", "2-var train", "#d62728", "solid"),
-    PoolSpec("2var_add_restricted", 2, "heldout", "allowed_pairs", "2-var add-restricted", "#d62728", "dot"),
-    PoolSpec("2var_var_restricted_1", 2, "two_var_rows", "one_forbidden_pairs", "2-var var-restricted (1)",
-             "#d62728", "dash"),
-    PoolSpec("2var_var_restricted_2", 2, "two_var_rows", "both_forbidden_pairs", "2-var var-restricted (2)",
-             "#d62728", "dash", width=1.2),
+    PoolSpec("0var_train", 0, "train", "literal", "0-var train"),
+    PoolSpec("0var_add_restricted", 0, "heldout", "literal", "0-var add-restricted"),
+    PoolSpec("1var_train", 1, "train", "allowed", "1-var train"),
+    PoolSpec("1var_add_restricted", 1, "heldout", "allowed", "1-var add-restricted"),
+    PoolSpec("1var_var_restricted", 1, "train", "forbidden", "1-var var-restricted"),
+    PoolSpec("2var_train", 2, "two_var_rows", "allowed_pairs", "2-var train"),
+    PoolSpec("2var_add_restricted", 2, "heldout", "allowed_pairs", "2-var add-restricted"),
+    PoolSpec("2var_var_restricted_1", 2, "two_var_rows", "one_forbidden_pairs", "2-var var-restricted (1)"),
+    PoolSpec("2var_var_restricted_2", 2, "two_var_rows", "both_forbidden_pairs", "2-var var-restricted (2)"),
 )
 POOL_NAMES = tuple(spec.name for spec in POOLS)
 # The var-restricted pools: a variable operand in a position training never uses (claim C3).

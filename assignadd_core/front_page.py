@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from .claims import claims_table
+from .palette import BAND_OPACITY, INK, PAPER, VERDICT_COLORS, pool_style
 from .paper import MAIN_STEPS
-from .present import VERDICT_COLORS
 
 SCOREBOARD = ("<!-- scoreboard:start -->", "<!-- scoreboard:end -->")
 HERO = ("<!-- hero:start -->", "<!-- hero:end -->")
@@ -23,18 +23,37 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def short_result(ours: str, limit: int = 80) -> str:
-    """The deciding number of a claim's record text: its first clause (cut at a comma before `limit`), and the
-    clauses that say where or why it fell short ("partly in seed51 ...", "not in ...", "fails: ...")."""
-    clauses = [c.strip() for c in str(ours).split("; ") if c.strip()]
+def _outside_brackets(text: str, mark: str) -> list[int]:
+    """Where `mark` starts in `text` outside every bracket pair: (…), […] and the half-open (…] of an interval."""
+    depth, places = 0, []
+    for i, char in enumerate(text):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith(mark, i):
+            places.append(i)
+    return places
+
+
+def short_result(ours: str, limit: int = 80) -> tuple[str, str]:
+    """The deciding number of a claim's record text as (lead, detail): the lead is its first clause and the clauses
+    that say where or why it fell short ("partly in seed51 ...", "not in ...", "fails: ..."); a first clause longer
+    than `limit` keeps its head in the lead, up to the last ", " or " (" outside brackets before `limit` (else the
+    first one after it), and hands the rest to the detail (shown folded). Nothing is cut: lead and detail hold the whole clause."""
+    text = str(ours)
+    bounds = [0, *(i + 2 for i in _outside_brackets(text, "; ")), len(text) + 2]  # "; " inside brackets is no end
+    clauses = [c for c in (text[start:end - 2].strip() for start, end in zip(bounds, bounds[1:])) if c]
     if not clauses:
-        return ""
-    first = clauses[0]
+        return "", ""
+    first, detail = clauses[0], ""
     if len(first) > limit:
-        cut = first.rfind(", ", 0, limit)
-        first = (first[:cut] if cut > 0 else first[:limit]) + " …"
+        cuts = [i for i in _outside_brackets(first, ", ") + _outside_brackets(first, " (") if i > 0]
+        if cuts:  # the last place before `limit`, else the first after it
+            cut = max((i for i in cuts if i < limit), default=min(cuts))
+            first, detail = first[:cut], first[cut:].removeprefix(",").strip()
     why = [c for c in clauses[1:] if c.startswith(("partly in", "not in", "fails:", "fails in"))]
-    return "; ".join([first, *why])
+    return "; ".join([first, *why]), detail
 
 
 def tally(records: Path | None = None) -> str:
@@ -50,14 +69,21 @@ def tally(records: Path | None = None) -> str:
             f" weights the same rules reproduce {passed} of the {len(theirs)} that a final model can test.")
 
 
+SCOREBOARD_CLASS = "scoreboard"  # the container's class: book.css lays the scoreboard's cards out on a phone
+
+
 def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> str:
-    """A markdown table: claim, statement, paper, verdict, the same rule on the authors' weights, chapter."""
-    rows = ["| | what the paper says | paper | ours | first rule | authors' weights | chapter |",
+    """A markdown table in a container of class SCOREBOARD_CLASS: claim, statement, paper, verdict, the same rule on
+    the authors' weights, chapter."""
+    rows = [f":::{{container}} {SCOREBOARD_CLASS}",
+            "| | what the paper says | paper | ours | first rule | authors' weights | chapter |",
             "|---|---|---|---|---|---|---|"]
     for r in claims_table(records).itertuples():
         slug = r.chapter.split("/")[-1]
         ours = f'<span style="color:{VERDICT_COLORS[r.verdict]};font-weight:bold;white-space:nowrap">{r.verdict}</span>'
-        number = short_result(r.ours) if r.ours != "—" else ""
+        number, detail = short_result(r.ours) if r.ours != "—" else ("", "")
+        if detail:  # the rest of a long first clause, folded (never cut off)
+            number += f" <details><summary>more</summary>{html.escape(detail)}</details>"
         ours += f"<br><small>{_cell(number)}</small>" if number else ""
         theirs = (f'<span style="color:{VERDICT_COLORS[r.authors_weights]};white-space:nowrap">{r.authors_weights}</span>'
                   if r.authors_weights in VERDICT_COLORS else "—")
@@ -67,7 +93,7 @@ def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> s
         said = f'<span title="{html.escape(r.statement, quote=True)}">{_cell(short)}</span>'
         rows.append(f"| **{r.claim}** | {said} | {_cell(r.paper)} | {ours} | {first} | {theirs} |"
                     f" [{slug.split('_', 1)[0]}]({link_prefix}{slug}.ipynb) |")
-    return "\n".join(rows)
+    return "\n".join([*rows, ":::"])
 
 
 def readme_table(records: Path | None = None) -> str:
@@ -88,33 +114,35 @@ def hero_html(metrics_csv: Path) -> str:
     m = m[m["step"] <= HERO_MAX_STEP]
     curves = {"0-var train (addition)": m["0var_train"], "1-var train (variable lookup)": m["1var_train"],
               "var-restricted pools, mean (refinement)": m[list(VAR_RESTRICTED)].mean(axis=1)}
-    colors = ("#1f77b4", "#2ca02c", "#d62728")
+    styles = (pool_style("0var_train"), pool_style("1var_train"), {"color": INK, "dash": "dash", "width": 2})
     data = [{"x": m["step"].tolist(), "y": [round(float(v), 4) for v in y], "name": name, "mode": "lines",
-             "line": {"color": color}} for (name, y), color in zip(curves.items(), colors)]
+             "line": style} for (name, y), style in zip(curves.items(), styles)]
     from .analysis.phases import detect_phases
     from .paper import JUMP_STEPS, REFINEMENT_STEPS
     ours = detect_phases(pd.read_csv(metrics_csv))
     shapes, notes = [], []
     for (start, end), text in [(JUMP_STEPS.value, "paper's jump"), (REFINEMENT_STEPS.value, "paper's refinement")]:
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": start, "x1": end, "y0": 0, "y1": 1,
-                       "fillcolor": "#999999", "opacity": 0.25, "line": {"width": 0}})
+                       "fillcolor": PAPER, "opacity": BAND_OPACITY, "line": {"width": 0}})
         notes.append({"x": (start + end) / 2, "y": 1.0, "xref": "x", "yref": "paper", "text": text,
-                      "showarrow": False, "yanchor": "bottom", "font": {"size": 11, "color": "#555555"}})
+                      "showarrow": False, "yanchor": "bottom", "font": {"size": 11, "color": PAPER}})
     for key, text in [("jump", "our jump"), ("refinement", "our final rise")]:
         if ours.get(key):
             shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": ours[key], "x1": ours[key], "y0": 0,
-                           "y1": 1, "line": {"color": "#2ca02c", "dash": "dot", "width": 1.5}})
+                           "y1": 1, "line": {"color": INK, "dash": "dot", "width": 1.5}})
             notes.append({"x": ours[key], "y": 0.04, "xref": "x", "yref": "paper", "text": f"{text} {ours[key]:,}",
-                          "showarrow": False, "xanchor": "left", "font": {"size": 11, "color": "#2ca02c"}})
+                          "showarrow": False, "xanchor": "left", "font": {"size": 11, "color": INK}})
     layout = {"xaxis": {"title": {"text": "training step"}}, "yaxis": {"title": {"text": "accuracy"}, "range": [0, 1.02]},
               "height": 380, "margin": {"t": 30, "b": 40}, "legend": {"orientation": "h", "y": -0.25},
               "template": "plotly_white", "shapes": shapes, "annotations": notes}
     payload = json.dumps({"data": data, "layout": layout}, separators=(",", ":"))
-    caption = ("<p class=\"figure-caption\">The three phases of our main run (seed 42) over its 40,000 steps; grey: the"
-               " paper's windows, green: where ours happen.</p>\n")
+    caption = ("<p class=\"figure-caption\">The three phases of our main run (seed 42) over its 40,000 steps; grey"
+               " bands: the paper's windows, dotted lines: where ours happen.</p>\n")
+    from .plots import FIGURE_CONFIG
+    config = json.dumps(FIGURE_CONFIG, separators=(",", ":"))
     return (caption + f'<div id="hero-phases" class="plotly-graph-div" style="width:100%;height:380px"></div>\n'
             f"<script>window.addEventListener('load', function () {{ var f = {payload};"
-            f" Plotly.newPlot('hero-phases', f.data, f.layout, {{responsive: true}}); }});</script>")
+            f" Plotly.newPlot('hero-phases', f.data, f.layout, {config}); }});</script>")
 
 
 def replace_between(text: str, markers: tuple[str, str], body: str, where: str) -> str:

@@ -7,8 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-OUTCOME_COLORS = {"both modes compose": "#1a7f37", "only compiled composes": "#54aeff", "only eager composes": "#d4a72c",
-                  "neither composes": "#cf222e"}
+from .palette import GREY, INK, OUTCOME_COLORS, identity
 
 
 def _error(values, low, high) -> dict:
@@ -47,11 +46,12 @@ def init_probability_figure(probabilities, rates, title: str):
     order = probabilities.sort_values("probability").reset_index(drop=True)
     labels = [f"init {i}" for i in order["init"]]
     fig = go.Figure(go.Scatter(x=labels, y=order["probability"], mode="markers", name="model: new data order",
-                               error_y=_error(order["probability"], order["low"], order["high"]),
+                               marker={"color": INK},
+                               error_y={**_error(order["probability"], order["low"], order["high"]), "color": INK},
                                hovertemplate="%{x}: %{y:.2f}<extra>probability</extra>"))
     observed = rates.set_index("init").loc[order["init"]]
     fig.add_trace(go.Scatter(x=labels, y=observed["rate"], mode="markers", name="observed (16 runs)",
-                             marker={"symbol": "circle-open", "size": 10},
+                             marker={"symbol": "circle-open", "size": 10, "color": GREY},
                              text=[f"{int(k)} of {int(n)}" for k, n in zip(observed["sum"], observed["count"])],
                              hovertemplate="%{x}: %{text}<extra>observed</extra>"))
     fig.update_layout(title=title, yaxis={"title": "probability of composing", "range": [-0.02, 1.05]}, height=420,
@@ -63,8 +63,9 @@ def shares_figure(shares: dict, title: str):
     """{part: (median, low, high)} of the variance shares on the latent scale, as bars with intervals."""
     names = list(shares)
     values = [shares[n][0] for n in names]
-    fig = go.Figure(go.Bar(x=names, y=values, error_y=_error(values, [shares[n][1] for n in names],
-                                                             [shares[n][2] for n in names]),
+    fig = go.Figure(go.Bar(x=names, y=values, marker={"color": INK},
+                           error_y={**_error(values, [shares[n][1] for n in names], [shares[n][2] for n in names]),
+                                    "color": GREY},
                            hovertemplate="%{x}: %{y:.2f}<extra>share of variance</extra>"))
     fig.update_layout(title=title, yaxis={"title": "share of the latent variance", "range": [0, 1]}, height=400)
     return fig
@@ -79,18 +80,18 @@ def flips_figure(flips, between_modes: dict, title: str):
     lows, highs = [*flips["low"], between_modes["low"]], [*flips["high"], between_modes["high"]]
     counts = [f"{f} of {n}" for f, n in zip(flips["flips"], flips["runs"])] + \
         [f"{between_modes['flips']} of {between_modes['runs']}"]
-    colors = ["#0969da" if kind == "nudge" else "#8250df" for kind in flips["kind"]] + ["#6e7781"]
+    colors = [identity(1) if kind == "nudge" else identity(2) for kind in flips["kind"]] + [GREY]
     at = np.arange(len(names), dtype=float)
     fig = go.Figure(go.Bar(x=at, y=rates, marker={"color": colors}, text=counts, showlegend=False,
                            hovertemplate="%{text} flipped<extra></extra>"))
     whisker = {"mode": "markers", "marker": {"size": 1, "color": "rgba(0,0,0,0)"}}
     fig.add_trace(go.Scatter(x=at - 0.12, y=rates, name="exact 95 % interval (runs)", **whisker,
-                             error_y={**_error(rates, lows, highs), "color": "#1f2328", "width": 5},
+                             error_y={**_error(rates, lows, highs), "color": INK, "width": 5},
                              hovertemplate="%{y:.0%}, runs as the unit<extra></extra>"))
     if "cell_low" in flips:
         cell = list(flips["rate"])
         fig.add_trace(go.Scatter(x=at[:len(cell)] + 0.12, y=cell, name="95 % interval, cells resampled", **whisker,
-                                 error_y={**_error(cell, flips["cell_low"], flips["cell_high"]), "color": "#8c959f",
+                                 error_y={**_error(cell, flips["cell_low"], flips["cell_high"]), "color": GREY,
                                           "width": 5}, hovertemplate="%{y:.0%}, cells as the unit<extra></extra>"))
     fig.update_layout(title=title, yaxis={"title": "share of runs whose outcome flips", "range": [0, 1]}, height=480,
                       xaxis={"tickangle": -30, "tickvals": list(at), "ticktext": names},
@@ -103,14 +104,12 @@ def mode_trajectories_figure(metrics: dict, distances, title: str):
     modes per eval step (log scale)."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
                         subplot_titles=("1-var train accuracy", "relative weight distance"))
-    palette = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
     for k, (mode, table) in enumerate(metrics.items()):
         fig.add_trace(go.Scatter(x=table["step"], y=table["1var_train"], mode="lines", name=mode,
-                                 line={"color": palette[k % len(palette)]}), 1, 1)
+                                 line={"color": identity(k)}), 1, 1)
     for k, column in enumerate(c for c in distances.columns if c != "step"):
         fig.add_trace(go.Scatter(x=distances["step"], y=distances[column], mode="lines",
-                                 name=column.replace("_vs_", " vs "), line={"dash": "dot",
-                                                                            "color": palette[(k + 3) % len(palette)]}),
+                                 name=column.replace("_vs_", " vs "), line={"dash": "dot", "color": identity(k + 6)}),
                       2, 1)
     fig.update_yaxes(range=[0.3, 1.02], row=1, col=1)
     fig.update_yaxes(type="log", row=2, col=1)

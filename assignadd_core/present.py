@@ -10,10 +10,9 @@ import html
 import pandas as pd
 
 from .names import display_text, readable
+from .palette import VERDICT_COLORS
 from .verdicts import RULE_CHANGES, RULES, VERDICTS, Verdict
 
-VERDICT_COLORS = {"reproduced": "#1a7f37", "partly": "#9a6700", "not reproduced": "#cf222e",
-                  "not yet run": "#6e7781", "finding": "#0969da", "inconclusive": "#8250df"}
 assert set(VERDICT_COLORS) == set(VERDICTS)
 
 

@@ -41,7 +41,9 @@ class PageReport:
 class Chromium:
     """One headless Chromium process and one tab; `visit(url, script)` loads a page and returns a PageReport."""
 
-    def __init__(self, binary: str, width: int = 1280, height: int = 900):
+    def __init__(self, binary: str, width: int = 1280, height: int = 900, phone: bool = False):
+        """phone: emulate a phone's screen (the page's viewport meta tag applies) and its touch input (the primary
+        pointer is coarse: `(pointer: coarse)` matches, touch events fire)."""
         self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)  # chromium may still write there as it exits
         cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -60,7 +62,9 @@ class Chromium:
             self.call(f"{domain}.enable")
         self.call("Fetch.enable", patterns=[{"urlPattern": "*"}])
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
-                  mobile=False)
+                  mobile=phone)
+        if phone:
+            self.call("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
 
     def _devtools_url(self) -> str:
         deadline = time.monotonic() + 60

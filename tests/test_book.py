@@ -426,15 +426,49 @@ def test_no_output_is_wider_than_the_text_column(page, page_reports, html):
 
 
 # What a reader sees (prose, outputs, tables, figure text; not code): table cells narrower than their content (a
-# word that does not fit: cells never break inside a word, so it overflows the cell instead), and the text.
+# word that does not fit: cells never break inside a word, so it overflows the cell instead), cells cut short ("..."
+# or "…" at their end: pandas cuts a long cell so, or a cell whose text overflows a hidden edge), tables wider than
+# their box (they would scroll sideways), figures drawn larger than a box that clips or scrolls them, a page wider
+# than the window, figures that zoom on a drag on a touch screen or on the mouse wheel, and the text.
 READER_VIEW = """(() => {
   FIGURE_TEXT
   const column = document.querySelector("article.bd-article") || document.querySelector("main");
-  const narrow = [];
+  const narrow = [], truncated = [], wideTables = [], cut = [], zoom = [];
+  const touch = window.matchMedia("(pointer: coarse)").matches;
   for (const cell of column.querySelectorAll("td, th")) {
-    if (cell.closest(".cell_input") || cell.scrollWidth <= cell.clientWidth + 1) continue;
-    narrow.push(`${cell.innerText.trim().slice(0, 30)} (${cell.clientWidth} < ${cell.scrollWidth} px)`);
+    if (cell.closest(".cell_input, table.table-cards > thead")) continue;  // a card table's header is not drawn
+    const text = cell.innerText.trim(), style = getComputedStyle(cell);
+    if (/(\\.\\.\\.|…)$/.test(text) || (style.textOverflow === "ellipsis" && cell.scrollWidth > cell.clientWidth + 1))
+      truncated.push(text.slice(-40));
+    if (cell.scrollWidth > cell.clientWidth + 1)
+      narrow.push(`${text.slice(0, 30)} (${cell.clientWidth} < ${cell.scrollWidth} px)`);
   }
+  const padding = getComputedStyle(column);
+  const inner = column.clientWidth - parseFloat(padding.paddingLeft) - parseFloat(padding.paddingRight);
+  for (const table of column.querySelectorAll("table")) {
+    if (table.closest(".cell_input, .js-plotly-plot")) continue;
+    const width = table.getBoundingClientRect().width, room = Math.min(inner, table.parentElement.clientWidth);
+    if (width > room + 1) wideTables.push(`${Math.round(width)} px in ${Math.round(room)} px: ` +
+                                          table.innerText.trim().replace(/\\s+/g, " ").slice(0, 40));
+  }
+  document.querySelectorAll(".js-plotly-plot").forEach((gd, n) => {
+    const svg = gd.querySelector(".main-svg");
+    if (!svg) return;
+    const drawn = svg.getBoundingClientRect();
+    for (let box = gd.parentElement; box && box !== document.documentElement; box = box.parentElement) {
+      const style = getComputedStyle(box);
+      if (style.overflowX === "visible" && style.overflowY === "visible") continue;
+      if (drawn.height > box.clientHeight + 1 || drawn.width > box.clientWidth + 1) {
+        cut.push(`figure ${n + 1}: ${Math.round(drawn.width)} × ${Math.round(drawn.height)} px drawn in a` +
+                 ` ${box.clientWidth} × ${box.clientHeight} px box`);
+        break;
+      }
+    }
+    const layout = gd._fullLayout || {}, context = gd._context || {};
+    if (touch && layout.dragmode !== false) zoom.push(`figure ${n + 1}: a drag zooms (${layout.dragmode}) on touch`);
+    if (context._scrollZoom && context._scrollZoom.cartesian) zoom.push(`figure ${n + 1}: the mouse wheel zooms`);
+  });
+  const page = {width: document.documentElement.scrollWidth, window: document.documentElement.clientWidth};
   const cell = column.querySelector("td");
   const wrap = cell ? getComputedStyle(cell).overflowWrap + " " + getComputedStyle(cell).wordBreak : "";
   const parts = [];
@@ -443,14 +477,15 @@ READER_VIEW = """(() => {
     const parent = walker.currentNode.parentElement;
     if (!parent.closest(".cell_input, pre, code, script, style, details.parameters")) parts.push(walker.currentNode.textContent);
   }
-  return {narrow: narrow, wrap: wrap, text: parts.join(" "), figures: figureText()};
+  return {narrow: narrow, wrap: wrap, text: parts.join(" "), figures: figureText(), truncated: truncated,
+          wide_tables: wideTables, cut: cut, zoom: zoom, page: page};
 })()"""
 
 
 # Each figure's own text as drawn (after book/_static/figure_fit.js has fitted it): its title, axis titles,
 # annotations (subplot titles, line labels), legend and colour bars must lie inside the figure, clear of each
 # other and of the tick labels, and the figure must not be drawn below its box (over the text that follows).
-FIGURE_TEXT = """function figureText() {
+FIGURE_TEXT = r"""function figureText() {
     const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
                               Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top)) > 4;
     const problems = [];
@@ -465,7 +500,8 @@ FIGURE_TEXT = """function figureText() {
       }).filter(b => b.w > 0 && b.h > 0);
       const labels = [...pick(".g-gtitle", "title"),
                       ...pick("[class^='g-x'][class$='title'], [class^='g-y'][class$='title']", "axis title"),
-                      ...pick(".annotation", "annotation"), ...pick(".legend", "legend"), ...pick(".colorbar", "colour bar")];
+                      ...pick(".annotation", "annotation"), ...pick(".legend", "legend"), ...pick(".colorbar", "colour bar"),
+                      ...pick(".slider-container text.slider-label", "slider value")];
       const ticks = pick("g[class$='tick'] > text", "tick").filter(t => !t.el.closest(".colorbar"));
       // tick labels of one axis overlapping each other (59 categories on a phone); the boxes of labels turned by an
       // angle other than 0 or 90 degrees overlap without their letters doing so, so those are left out
@@ -482,6 +518,9 @@ FIGURE_TEXT = """function figureText() {
           if (overlap(own[i], own[i + 1])) { problems.push(`${name}: tick labels "${own[i].text}" and "${own[i + 1].text}" overlap`); break; }
       });
       if (frame.bottom > gd.getBoundingClientRect().bottom + 2) problems.push(`${name}: drawn below its box`);
+      const [bar] = pick(".modebar", "toolbar");  // it shows on hover (a tap on a phone), over the figure's corner
+      const covered = bar && [...labels, ...ticks].find(l => overlap(bar, l));
+      if (covered) problems.push(`${name}: the toolbar covers the ${covered.kind} "${covered.text}"`);
       labels.forEach((a, i) => {
         if (a.left < -1 || a.right > frame.width + 1 || a.top < -1 || a.bottom > frame.height + 1)
           problems.push(`${name}: ${a.kind} cut: ${a.text}`);
@@ -504,7 +543,7 @@ FIGURES_FITTED = FIGURES_DRAWN + " && Array.from(document.querySelectorAll('.js-
 def reader_views(request, chromium, server):
     """Each page's reader view (READER_VIEW), in a laptop's and a phone's window, visited once each (lazily)."""
     from browser import Chromium
-    driver = Chromium(chromium, width=request.param, height=900)
+    driver = Chromium(chromium, width=request.param, height=900, phone=request.param < 600)
     views = {}
 
     def visit(page: str):
@@ -531,6 +570,83 @@ def test_no_figure_text_is_cut_or_overlaps(page, reader_views, html):
         pytest.skip(f"{page} is not in this build")
     problems = reader_views(page)["figures"]
     assert not problems, f"{page}: {len(problems)} figure-text problem(s): " + " | ".join(problems[:6])
+
+
+def layout_problems(view: dict) -> dict[str, list[str]]:
+    """What a reader view (READER_VIEW) found wrong with a page's layout, by kind; empty lists where nothing is."""
+    page = view["page"]
+    return {"figure cut by its box": view["cut"], "cell cut short": view["truncated"],
+            "table wider than its box": view["wide_tables"], "figure zooms instead of scrolling": view["zoom"],
+            "page wider than the window": [f"{page['width']} px in {page['window']} px"] if page["width"] > page["window"] + 1
+            else []}
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_every_figure_and_table_is_whole_and_the_page_never_scrolls_sideways(page, reader_views, html):
+    """At a laptop's and a phone's width: no figure larger than a box that clips or scrolls it, no table cell cut short,
+    no table wider than its box, no drag-zoom on touch or wheel zoom, no page wider than the window."""
+    if not (html / f"{page}.html").is_file():
+        pytest.skip(f"{page} is not in this build")
+    found = {kind: items for kind, items in layout_problems(reader_views(page)).items() if items}
+    assert not found, f"{page}: " + "; ".join(f"{kind}: {len(items)} ({' | '.join(items[:3])})"
+                                              for kind, items in found.items())
+
+
+DEFECTS_PAGE = """<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,"><script src="plotly.min.js"></script></head><body><main>
+<table><thead><tr><th>seed</th><th>deciding numbers</th></tr></thead>
+<tbody><tr><td>seed42</td><td>addition 601, composed 2,701, jump 2,701, fina...</td></tr></tbody></table>
+<table><tbody><tr>WIDE_CELLS</tr></tbody></table>
+<div style="width:1700px">a block wider than any window</div>
+<div class="output" style="overflow-x:auto"><div style="height:300px"><div id="tall" style="height:100%"></div></div></div>
+<div id="covered" style="height:400px"></div>
+</main><script>
+const note = {text: "a panel's title", x: 1, y: 1, xref: "paper", yref: "paper", xanchor: "right", yanchor: "bottom",
+              showarrow: false};
+Promise.all([Plotly.newPlot("tall", [{y: [1, 3, 2]}], {height: 900}),
+             Plotly.newPlot("covered", [{y: [1, 2]}], {height: 400, margin: {t: 20}, annotations: [note]},
+                            {responsive: true, scrollZoom: true})])
+  .then(figures => figures.forEach(gd => { gd.dataset.fitted = "1"; }));
+</script></body></html>"""
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["laptop", "phone"])
+def test_the_layout_checks_find_each_defect_on_a_page_built_with_them(width, chromium, tmp_path):
+    """A page with each defect the book once had: a cell pandas cut short, a table and a block wider than the window, a
+    figure drawn 900 px tall in a 300 px scroll box, a toolbar over a panel's title, a figure that zooms on the mouse
+    wheel and (on a phone) on a drag. The book's fixes (figure_fit.js, table_cards.js, book.css) are not loaded."""
+    from browser import Chromium
+    shutil.copyfile(book.copy_plotly_js(), tmp_path / "plotly.min.js")
+    cells = "".join(f"<td>{'a_long_unbreakable_cell_text_' * 2}{i}</td>" for i in range(8))
+    (tmp_path / "defects.html").write_text(DEFECTS_PAGE.replace("WIDE_CELLS", cells))
+    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    driver = Chromium(chromium, width=width, height=900, phone=width < 600)
+    try:
+        report = driver.visit(f"http://127.0.0.1:{httpd.server_address[1]}/defects.html", script=READER_VIEW,
+                              ready=FIGURES_FITTED)
+    finally:
+        driver.close()
+        httpd.shutdown()
+    assert not report.errors, report.errors
+    found = layout_problems(report.result)
+    assert found["cell cut short"] == ["addition 601, composed 2,701, jump 2,701, fina..."[-40:]], found
+    assert any(item.startswith("figure 1: ") and "in a" in item for item in found["figure cut by its box"]), found
+    assert len(found["table wider than its box"]) == 1 and found["page wider than the window"], found
+    zoom = found["figure zooms instead of scrolling"]
+    assert "figure 2: the mouse wheel zooms" in zoom and ("figure 1: a drag zooms (zoom) on touch" in zoom) == (width < 600)
+    assert any("the toolbar covers the annotation \"a panel's title\"" in p for p in report.result["figures"]), \
+        report.result["figures"]
+
+
+@pytest.mark.parametrize("page", [p for p in BOOK_PAGES if p.startswith("book/chapters/")])
+def test_no_figure_plays_by_itself(page, html):
+    """A figure with frames (a slider over checkpoints) waits for the reader: the page never calls Plotly.animate."""
+    path = html / f"{page}.html"
+    if not path.is_file():
+        pytest.skip(f"{page} is not in this build")
+    assert "Plotly.animate(" not in path.read_text(), f"{page} starts an animation on load"
 
 
 @pytest.mark.parametrize("page", BOOK_PAGES)

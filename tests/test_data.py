@@ -477,7 +477,7 @@ def test_unknown_token_message_lists_the_vocabulary(tiny_config):
 def test_a_pool_row_that_does_not_fit_its_query_fails():
     from assignadd_core.data import PAIR_SETS, POOLS, VARIABLE_RULES, PoolSpec
     pool = POOLS[0]
-    fields = {f: getattr(pool, f) for f in ("name", "query", "pairs", "variables", "label", "colour", "dash")}
+    fields = {f: getattr(pool, f) for f in ("name", "query", "pairs", "variables", "label")}
     PoolSpec(**fields)  # the table's own row is fine
     other = next(v for v, rule in VARIABLE_RULES.items() if rule[0] != pool.query)
     with pytest.raises(ConfigError, match=r"do not fit a 0-var query$"):

@@ -15,7 +15,8 @@ def test_scoreboard_has_one_line_per_claim_with_the_recorded_verdicts(tmp_path):
     claims.record_authors("C7", "reproduced", "theirs", root=tmp_path)
     table = front_page.scoreboard(tmp_path)
     lines = table.splitlines()
-    assert len(lines) == 2 + len(CLAIMS)
+    assert lines[0] == ":::{container} scoreboard" and lines[-1] == ":::"  # book.css lays it out as cards on a phone
+    assert len(lines) == 4 + len(CLAIMS)
     c7 = next(line for line in lines if line.startswith("| **C7**"))
     assert ">partly</span>" in c7 and ">reproduced</span>" in c7 and "(chapters/08_fourier.ipynb)" in c7
     c1 = next(line for line in lines if line.startswith("| **C1**"))
@@ -83,12 +84,22 @@ def test_the_tally_counts_the_recorded_verdicts_and_the_authors_weights(tmp_path
     assert "<small>3 of 5 composed seeds reproduce it; not in seed50 (fails: pool 0.93 (needs 0.95))</small>" in c3
 
 
-def test_a_short_result_keeps_the_first_clause_and_the_reasons_only():
+def test_a_short_result_keeps_the_first_clause_and_the_reasons_and_folds_the_rest_of_a_long_clause():
     assert front_page.short_result("4 of 5 seeds; partly in seed51 (fails: gap 0.057); extra detail") == \
-        "4 of 5 seeds; partly in seed51 (fails: gap 0.057)"
+        ("4 of 5 seeds; partly in seed51 (fails: gap 0.057)", "")
     long = "logistic fit: r* = 0.177 (success 50 %), 95 % interval 0.024–0.313 over 5 seeds resampled (width 0.290, x)"
-    assert front_page.short_result(long, limit=60) == "logistic fit: r* = 0.177 (success 50 %) …"
-    assert front_page.short_result("") == ""
+    lead, detail = front_page.short_result(long, limit=60)  # nothing cut: the rest is folded, not dropped
+    assert (lead, detail) == ("logistic fit: r* = 0.177 (success 50 %)",
+                              "95 % interval 0.024–0.313 over 5 seeds resampled (width 0.290, x)")
+    # a "; " or ", " inside brackets ends no clause: an interval is never split
+    assert front_page.short_result("5 of 10 (50%; 95 % interval 19%–81%) composed; 4 of 10 with all three") == \
+        ("5 of 10 (50%; 95 % interval 19%–81%) composed", "")
+    lead, detail = front_page.short_result("blocked in 3 of 3 seeds whose twin composed (seed 42: at 2,601; seed 44:"
+                                           " at 3,201)", limit=20)  # no cut before the limit: the first after it
+    assert lead == "blocked in 3 of 3 seeds whose twin composed" and detail == "(seed 42: at 2,601; seed 44: at 3,201)"
+    assert front_page.short_result("") == ("", "")
+    board = front_page.scoreboard(DEFAULT_ROOT)
+    assert "…" not in board and "..." not in board and "<details><summary>more</summary>" in board
 
 
 def test_the_hero_spans_the_whole_run_with_the_papers_windows():

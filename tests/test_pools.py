@@ -139,10 +139,14 @@ def test_unknown_pool_is_refused_with_the_pool_list():
                                                      (2, "train", "forbidden"), (1, "test", "allowed")])
 def test_a_spec_that_does_not_fit_its_query_fails_at_once(query, pairs, variables):
     with pytest.raises(ConfigError, match="do not fit"):
-        PoolSpec("x", query, pairs, variables, "x", "#000000", "solid")
+        PoolSpec("x", query, pairs, variables, "x")
 
 
-def test_figures_read_labels_and_styles_from_the_table():
+def test_figures_read_labels_from_the_table_and_styles_from_the_palette():
+    from assignadd_core import palette
+    styles = {s.name: palette.pool_style(s.name) for s in POOLS}
     for s in POOLS:
         assert plots.POOL_LABELS[s.name] == s.label
-        assert plots._pool_style(s.name) == {"color": s.colour, "dash": s.dash, "width": s.width}
+        assert styles[s.name]["color"] == palette.QUERY_TYPE[s.query]  # one colour per query type
+    assert len({(v["color"], v["dash"], v["width"]) for v in styles.values()}) == len(POOLS)  # each pool its own line
+    assert styles["0var_add_restricted"]["dash"] == "dot" and styles["1var_var_restricted"]["dash"] == "dash"

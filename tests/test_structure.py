@@ -69,8 +69,8 @@ LAYERS = {
     "measurement and training": ("quantities", "run_folder", "series", "trainer", "stacked", "runs", "rescue",
                                  "artifacts", "gradient_table"),
     "studies": ("per_seed", "generality", "c10_window", "mode_study", "sweep", "rule_lock"),
-    "presentation": ("present", "plots", "plots_odds", "claims", "front_page", "chapter", "explorer", "book", "cli",
-                     "__main__"),
+    "presentation": ("palette", "present", "plots", "plots_odds", "claims", "front_page", "chapter", "explorer", "book",
+                     "cli", "__main__"),
 }
 
 

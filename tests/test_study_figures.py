@@ -56,7 +56,8 @@ def test_circuit_slider_shows_each_steps_pool_accuracies_when_given():
     pools = pd.DataFrame({"1var_train": [0.1, 0.9], "2var_train": [0.0, 0.4]}, index=[1, 501])
     fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t", pools=pools)
     assert len(fig.data) == 3 and all(len(f.data) == 3 for f in fig.frames)
-    assert list(fig.frames[1].data[2].y) == [0.9, 0.4] and "_" not in "".join(fig.frames[1].data[2].x)
+    assert list(fig.frames[1].data[2].x) == [0.9, 0.4] and "_" not in "".join(fig.frames[1].data[2].y)
+    assert list(fig.data[2].x) == [0.9, 0.4] and fig.layout.sliders[0].active == 1  # it opens on the last step
 
 
 def test_circuit_slider_keeps_one_frame_for_a_step_given_twice():
@@ -66,7 +67,7 @@ def test_circuit_slider_keeps_one_frame_for_a_step_given_twice():
     maps = pd.DataFrame(rows, index=[1, 501, 501])
     pools = pd.DataFrame({"1var_train": [0.1, 0.5, 0.9]}, index=[1, 501, 501])
     fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t", pools=pools)
-    assert [f.name for f in fig.frames] == ["1", "501"] and list(fig.frames[1].data[2].y) == [0.9]
+    assert [f.name for f in fig.frames] == ["1", "501"] and list(fig.frames[1].data[2].x) == [0.9]
 
 
 
@@ -76,3 +77,14 @@ def test_steering_figure_has_a_panel_per_seed_and_each_arm_once_in_the_legend():
     fig = plots.steering_figure(curves, {"seed 43": (101, 201), "seed 45": (101, 201)}, "t")
     assert len(fig.data) == 5 and [t.name for t in fig.data if t.showlegend] == ["twin", "steered", "sham"]
     assert {t.yaxis for t in fig.data} == {"y", "y2"} and len(fig.layout.shapes) == 4  # a band and a level line each
+
+
+def test_circuit_slider_keeps_each_maps_colour_range_over_every_step():
+    """A colour means the same number at every step: the QK map's range is its largest score over all steps."""
+    rows = {step: {**{f"qk_{i}_{j}": scale * (i == j) - 0.1 for i in range(12) for j in range(12)},
+                   **{f"l1_{q}_{k}": 0.5 for q in range(16) for k in range(16)}} for step, scale in ((1, 0.2), (501, 3.0))}
+    maps = pd.DataFrame.from_dict(rows, orient="index")
+    fig = plots.circuit_slider_figure(maps, list("abcdefghijkl"), [f"{p}:t" for p in range(16)], "t")
+    ranges = [[(trace.zmin, trace.zmax) for trace in frame.data] for frame in fig.frames]
+    assert ranges[0] == ranges[1] == [(0.0, 1.0), (-2.9, 2.9)]
+    assert (fig.data[1].zmin, fig.data[1].zmax) == (-2.9, 2.9)

@@ -2,11 +2,15 @@
 // column on a phone): a legend that is cut or sits on an axis's labels moves below them, horizontal, and a legend
 // still cut gets a smaller font, then its long entries wrap; an annotation (a subplot's title, a line's label) or
 // an axis title that is cut or overlaps another first gets a smaller font, then wraps, then moves aside; an
-// annotation on a tick label steps off it; tick labels that overlap each other get a smaller font, then every other
-// one goes; a grid of panels too narrow to read (a phone) becomes one column.
+// annotation on a tick label steps off it; tick labels that overlap each other get a smaller font, then only every
+// other tick keeps its label; a grid of panels too narrow to read (a phone) becomes one column. On a narrow screen the side margins
+// shrink to what the axes need (plotly's automargin), so a panel gets the column's width; on a touch screen a drag
+// scrolls the page instead of zooming (dragmode off); the toolbar (modebar) never sits on a title or a label (the
+// top margin grows under it); the figure's box grows with the figure, so no figure scrolls inside a box.
 // When a figure's text has been fitted (or cannot be within a few passes), its div gets data-fitted="1".
 (() => {
-  const MIN_FONT = 9, PASSES = 8, MIN_PANEL = 170, PANEL_GAP = 100;
+  const MIN_FONT = 9, PASSES = 10, MIN_PANEL = 170, PANEL_GAP = 100, NARROW = 600, SIDE_MARGIN = 8;
+  const touch = () => window.matchMedia("(pointer: coarse)").matches;
 
   const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
                             Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top)) > 4;
@@ -46,10 +50,9 @@
   }
 
 
-  // Panels side by side that a phone squeezes below MIN_PANEL pixels each: one column, each panel the figure's
-  // width, its title and colour bar moved with it. Returns the colour bars' new places ([] when there are none),
-  // or null when the figure needs no reflow.
-  function reflowPlan(gd, update) {
+  // The figure's panels (cartesian subplots) with their axes and domains, and whether panels side by side are
+  // narrower than MIN_PANEL pixels.
+  function panelsOf(gd) {
     const layout = gd._fullLayout, size = layout._size;
     const subplots = (layout._subplots && layout._subplots.cartesian) || [];
     const panels = subplots.map(name => {
@@ -59,7 +62,15 @@
     });
     const columns = new Set(panels.map(p => p.xd.join()));
     const narrowest = Math.min(...panels.map(p => (p.xd[1] - p.xd[0]) * size.w));
-    if (gd._fitReflowed || panels.length < 2 || columns.size < 2 || narrowest >= MIN_PANEL) return null;
+    return {panels, squeezed: panels.length > 1 && columns.size > 1 && narrowest < MIN_PANEL};
+  }
+
+  // Panels side by side squeezed below MIN_PANEL pixels each even with narrow margins (a phone): one column, each
+  // panel the figure's width and its own tick labels, its title and colour bar moved with it. Returns the colour
+  // bars' new places ([] when there are none), or null when the figure needs no reflow.
+  function reflowPlan(gd, update) {
+    const layout = gd._fullLayout, size = layout._size, {panels, squeezed} = panelsOf(gd);
+    if (gd._fitReflowed || !squeezed) return null;
     gd._fitReflowed = true;
     panels.sort((a, b) => (b.yd[1] - a.yd[1]) || (a.xd[0] - b.xd[0]));
     const traces = gd._fullData;
@@ -73,6 +84,9 @@
       const top = 1 - k * (panelHeight + PANEL_GAP) / plotHeight, bottom = top - panelHeight / plotHeight;
       update[`xaxis${p.x.slice(1)}.domain`] = [0, right];
       update[`yaxis${p.y.slice(1)}.domain`] = [bottom, top];
+      // a grid with shared axes labels only its outer panels' ticks: alone in its row, each panel labels its own
+      update[`xaxis${p.x.slice(1)}.showticklabels`] = true;
+      update[`yaxis${p.y.slice(1)}.showticklabels`] = true;
       const centre = (p.xd[0] + p.xd[1]) / 2;
       for (const {a, i} of titles) {  // the panel's subplot title: centred over its old domain, at its top
         if (Math.abs(a.x - centre) < 0.02 && Math.abs(a.y - p.yd[1]) < 0.05) {
@@ -171,8 +185,9 @@
     }
   }
 
-  // Tick labels of one axis that overlap each other (59 categories on a phone): a smaller font, then every other
-  // label. Labels turned by an angle other than 0 or 90 degrees are left to plotly (their boxes always overlap).
+  // Tick labels of one axis that overlap each other (59 categories on a phone): a smaller font, then a label on every
+  // other tick (plotly's ticklabelstep; every other tick value where the figure lists them). Labels turned by an
+  // angle other than 0 or 90 degrees are left to plotly (their boxes always overlap).
   const slanted = el => { const m = /rotate\((-?[\d.]+)/.exec(el.getAttribute("transform") || "");
                           return m && Math.abs(parseFloat(m[1])) % 90 > 0.5; };
 
@@ -188,10 +203,47 @@
       else if (axis.tickmode === "array" && axis.tickvals && axis.tickvals.length > 2) {
         update[`${key}.tickvals`] = axis.tickvals.filter((_, i) => i % 2 === 0);
         if (axis.ticktext) update[`${key}.ticktext`] = axis.ticktext.filter((_, i) => i % 2 === 0);
-      } else if (axis.tickmode === "linear" && Number(axis.dtick) > 0)
-        update[`${key}.dtick`] = Number(axis.dtick) * 2;  // a step set by the figure: double it
-      else update[`${key}.nticks`] = Math.max(2, Math.floor(labels.length / 2));
+      } else update[`${key}.ticklabelstep`] = (axis.ticklabelstep || 1) * 2;
     }
+  }
+
+  // A figure drawn narrower than NARROW pixels, or whose panels side by side are squeezed: side margins only as wide
+  // as the axes' labels and titles need (on a laptop that is often room enough to keep a grid of panels a grid).
+  function narrowPlan(gd, update) {
+    const layout = gd._fullLayout;
+    if (gd._fitNarrow || (layout.width >= NARROW && !panelsOf(gd).squeezed)) return false;
+    gd._fitNarrow = true;
+    for (const key of Object.keys(layout).filter(k => /^[xy]axis\d*$/.test(k))) update[`${key}.automargin`] = true;
+    if (layout.margin.l > SIDE_MARGIN) update["margin.l"] = SIDE_MARGIN;
+    if (layout.margin.r > SIDE_MARGIN) update["margin.r"] = SIDE_MARGIN;
+    return true;
+  }
+
+  // On a touch screen a drag over a figure scrolls the page: no drag-zoom (a tap still shows a value).
+  function touchPlan(gd, update) {
+    if (touch() && gd._fullLayout.dragmode !== false) update.dragmode = false;
+  }
+
+  // The toolbar floats over the figure's top right corner: where it would cover a title, a legend, a colour bar or
+  // a label, the top margin (and the figure) grows by the overlap, moving everything below it.
+  function modebarPlan(gd, frame, update) {
+    const [bar] = boxes(gd, ".modebar", frame);
+    if (!bar) return;
+    const labels = boxes(gd, ".g-gtitle, .annotation, .legend, .colorbar, [class^='g-x'][class$='title'], " +
+                         "[class^='g-y'][class$='title'], g[class$='tick'] > text, .slider-container", frame);
+    const hits = labels.filter(l => overlap(bar, l));
+    if (!hits.length) return;
+    const layout = gd._fullLayout, need = bar.bottom - Math.min(...hits.map(h => h.top)) + 2;
+    update["margin.t"] = Math.max(update["margin.t"] || 0, layout.margin.t + need);
+    update.height = Math.max(update.height || 0, layout.height + need);
+  }
+
+  // The figure's div, and the box plotly's HTML wraps it in (a div of the figure's first height), as tall as the
+  // figure is now: the page makes room for a figure that grew, nothing scrolls or hides inside its box.
+  function syncBox(gd) {
+    const height = `${Math.round(gd._fullLayout.height)}px`, wrap = gd.parentElement;
+    if (gd.style.height !== height) gd.style.height = height;
+    if (wrap && wrap.style.height && wrap.children.length <= 2 && wrap.style.height !== height) wrap.style.height = height;
   }
 
   async function fit(gd) {
@@ -200,12 +252,14 @@
     try {  // a bounded number of changes per width, so a figure whose text cannot fit stops trying
       for (gd._fitPasses = gd._fitPasses || 0; gd._fitPasses < PASSES; gd._fitPasses++) {
         const update = {}, renames = [], frame = frameOf(gd);
-        const colorbars = reflowPlan(gd, update);
+        touchPlan(gd, update);
+        const colorbars = narrowPlan(gd, update) ? [] : reflowPlan(gd, update);
         if (colorbars === null) {
           legendPlan(gd, frame, update, renames);
           annotationPlan(gd, frame, update);
           axisTitlePlan(gd, frame, update);
           tickPlan(gd, frame, update);
+          modebarPlan(gd, frame, update);
         }
         if (!Object.keys(update).length && !renames.length) break;
         if (update.height) gd.style.height = `${Math.round(update.height)}px`;  // the div grows with the figure
@@ -216,6 +270,7 @@
                                            "colorbar.yanchor": "middle", "colorbar.len": bar.len}, [bar.index]);
       }
     } finally {
+      if (gd._fullLayout) syncBox(gd);
       gd._fitting = false;
       gd.dataset.fitted = "1";
     }
