@@ -69,8 +69,8 @@ LAYERS = {
     "measurement and training": ("quantities", "run_folder", "series", "batch_source", "stack_eval", "trainer", "stacked",
                                  "runs", "rescue", "artifacts", "gradient_table"),
     "studies": ("per_seed", "generality", "c10_window", "mode_study", "sweep", "rule_lock"),
-    "presentation": ("palette", "present", "plots", "plots_odds", "claims", "front_page", "chapter", "explorer", "book",
-                     "cli", "__main__"),
+    "presentation": ("palette", "wording", "present", "plots", "plots_odds", "claims", "diagram", "front_page", "chapter",
+                     "explorer", "book", "cli", "__main__"),
 }
 
 
