@@ -16,7 +16,7 @@ import pandas as pd
 
 from .names import display_text, readable
 from .palette import CHECK_COLORS, VERDICT_COLORS
-from .verdicts import RULE_CHANGES, RULES, VERDICTS, Verdict
+from .verdicts import REPRODUCED, RULE_CHANGES, RULES, VERDICTS, Verdict
 
 assert set(VERDICT_COLORS) == set(VERDICTS)
 KEY_RESULTS = "key_results"  # the glue name of a chapter's key-results box
@@ -69,10 +69,20 @@ class Result:
                 f"</p><p>{html.escape(lead)}</p>{folded}{note}</div>")
 
 
-def seed_verdicts(rows: dict[str, Verdict], numbers: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per seed: its deciding numbers (columns of `numbers`, if given), its verdict and the text."""
+SHORT_OF = "short of the rule"  # the column of `seed_verdicts(..., why_only=True)`
+
+
+def seed_verdicts(rows: dict[str, Verdict], numbers: pd.DataFrame | None = None, why_only: bool = False) -> pd.DataFrame:
+    """One row per seed: its deciding numbers (columns of `numbers`, if given), its verdict and the text. With
+    `why_only`, the text is only what a seed fell short of ("–" for a seed that meets the rule): the numbers are in
+    their own columns (or in a table beside it), not repeated as a run-on string."""
+    def short_of(verdict: Verdict) -> str:  # the failed conditions; a verdict that names none says it all
+        if "; fails: " in verdict.text:
+            return display_text(verdict.text.split("; fails: ", 1)[1])
+        return "–" if verdict.verdict == REPRODUCED else display_text(verdict.text)
+    text = {k: short_of(v) if why_only else display_text(v.text) for k, v in rows.items()}
     table = pd.DataFrame({"verdict": {k: v.verdict for k, v in rows.items()},
-                          "deciding numbers": {k: display_text(v.text) for k, v in rows.items()}})
+                          SHORT_OF if why_only else "deciding numbers": text})
     if numbers is not None:
         table = readable(numbers).join(table, how="right")
     return table.rename_axis("seed")
@@ -174,5 +184,6 @@ def paper_number(number, text: str | None = None) -> str:
 
 
 def quote(number, text: str) -> Quote:
-    """What the paper says (`text`, in its words and numbers) with where it says it, from a `paper.PaperNumber`."""
-    return Quote(text, "the paper: " + number.where)
+    """What the paper says (`text`, in its words and numbers) with where it says it, from a `paper.PaperNumber`: the
+    place, without the note after its colon ('training-dynamics figure')."""
+    return Quote(text, "the paper: " + number.where.split(":")[0])

@@ -140,3 +140,26 @@ def about(value: float, significant: int = 2) -> str:
 def share(k: int, n: int) -> str:
     """'50 %' of k in n (whole percent); 'no share' without n."""
     return f"{round(100 * k / n)} %" if n else "no share"
+
+
+def side_of(values: Iterable[float], low: float, high: float) -> str:
+    """Where some values fall against a window [low, high]: 'within', 'before', 'after', 'on both sides of' (some
+    before and some after), or 'around' (some within and some outside)."""
+    found = list(values)
+    if not found:
+        raise ValueError("side_of needs at least one value")
+    before, after = any(v < low for v in found), any(v > high for v in found)
+    inside = any(low <= v <= high for v in found)
+    if inside:
+        return "around" if before or after else "within"
+    return "on both sides of" if before and after else "before" if before else "after"
+
+
+def capital(text: str) -> str:
+    """The text with its first letter capitalised (a sentence that starts with a chosen word: 'All 10 seeds ...')."""
+    return text[:1].upper() + text[1:]
+
+
+def verb(count: int, one: str, many: str) -> str:
+    """The verb that agrees with a count: verb(1, 'composes', 'compose') -> 'composes'."""
+    return one if count == 1 else many

@@ -72,3 +72,15 @@ def test_a_paper_number_carries_where_the_paper_states_it():
                     ' assignment forms">5,300–5,400</span>')
     assert ">0.25<" in present.paper_number(F_THRESHOLD) and ">f ≈ 0.25<" in present.paper_number(F_THRESHOLD, "f ≈ 0.25")
     assert present.quote(JUMP_STEPS, "a jump").where.startswith("the paper: training-dynamics figure")
+
+
+def test_seed_verdicts_can_show_only_what_a_seed_fell_short_of():
+    rows = {"seed42": verdicts.c3_seed({"1var_var_restricted": 0.99, "2var_var_restricted_1": 0.98,
+                                        "2var_var_restricted_2": 0.97}),
+            "seed50": verdicts.c3_seed({"1var_var_restricted": 0.99, "2var_var_restricted_1": 0.98,
+                                        "2var_var_restricted_2": 0.873})}
+    table = present.seed_verdicts(rows, pd.DataFrame({"x": {"seed42": 1.0, "seed50": 0.5}}), why_only=True)
+    assert list(table.columns) == ["x", "verdict", present.SHORT_OF]
+    assert table.loc["seed42", present.SHORT_OF] == "–" and "0.873" in table.loc["seed50", present.SHORT_OF]
+    partly = present.seed_verdicts({"seed51": Verdict(PARTLY, "composed 4,001, jump – (no sharp jump)")}, why_only=True)
+    assert partly.loc["seed51", present.SHORT_OF] == "composed 4,001, jump – (no sharp jump)"  # names no failed check

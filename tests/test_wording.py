@@ -65,3 +65,14 @@ def test_span_collapses_to_one_number_when_the_values_print_the_same():
     assert wording.share(5, 10) == "50 %" and wording.share(0, 0) == "no share"
     with pytest.raises(TypeError):
         wording.number(True)
+
+
+def test_side_of_a_window_and_agreement():
+    window = (14500, 16000)
+    assert wording.side_of([6901, 23401, 37301], *window) == "on both sides of"
+    assert wording.side_of([23401, 37301], *window) == "after"
+    assert wording.side_of([6901], *window) == "before"
+    assert wording.side_of([15000], *window) == "within"
+    assert wording.side_of([15000, 37301], *window) == "around"
+    assert wording.capital("all 10 seeds") == "All 10 seeds"
+    assert wording.verb(1, "composes", "compose") == "composes" and wording.verb(2, "composes", "compose") == "compose"
