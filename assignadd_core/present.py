@@ -9,6 +9,7 @@ A rule is folded (its words and history a click away); a verdict stays open, its
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -139,7 +140,8 @@ class KeyResults:
         return "\n".join([*lines, f"  why: {self.why}"])
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        def esc(text: str) -> str:  # escaped, with `code` as code
+            return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
         paper = "".join(f'<dd>“{esc(q.text)}” <span class="key-results-source">({esc(q.where)})</span></dd>'
                         for q in self.paper) or "<dd>no statement</dd>"
         ours = "".join(f"<dd>{chip(a.verdict)} " + (f"<b>{esc(a.claim)}</b> " if a.claim else "") + f"{esc(a.text)}</dd>"
@@ -186,4 +188,5 @@ def paper_number(number, text: str | None = None) -> str:
 def quote(number, text: str) -> Quote:
     """What the paper says (`text`, in its words and numbers) with where it says it, from a `paper.PaperNumber`: the
     place, without the note after its colon ('training-dynamics figure')."""
-    return Quote(text, "the paper: " + number.where.split(":")[0])
+    where = number.where.split(":")[0]
+    return Quote(text, where if where.startswith("the paper") else "the paper: " + where)

@@ -71,7 +71,11 @@ def test_a_paper_number_carries_where_the_paper_states_it():
     assert span == ('<span class="paper-number" title="the paper: training-dynamics figure: the jump when variable'
                     ' assignment forms">5,300–5,400</span>')
     assert ">0.25<" in present.paper_number(F_THRESHOLD) and ">f ≈ 0.25<" in present.paper_number(F_THRESHOLD, "f ≈ 0.25")
-    assert present.quote(JUMP_STEPS, "a jump").where.startswith("the paper: training-dynamics figure")
+    assert present.quote(JUMP_STEPS, "a jump").where == "the paper: training-dynamics figure"  # the place, short
+    from assignadd_core.paper import SEEDS_SHOWN
+    assert present.quote(SEEDS_SHOWN, "one").where == SEEDS_SHOWN.where  # "the paper shows ...": no second "the paper"
+    box = present.KeyResults("q", [], present.Answer("layer 1 sends no label from `=`", "finding"), "w")._repr_html_()
+    assert "from <code>=</code>" in box
 
 
 def test_seed_verdicts_can_show_only_what_a_seed_fell_short_of():
