@@ -334,3 +334,16 @@ def test_a_stack_fed_by_prefetch_workers_is_bit_identical_to_the_runs_alone(tiny
                                  compile="off", data_workers=1)
     for alone, stack in zip(alone_runs, runs):
         same_run(alone, stack)
+
+
+def test_a_gpu_sweep_stacks_as_many_runs_as_half_the_free_memory_holds(monkeypatch):
+    import torch as torch_module
+
+    from assignadd_core.sweep.driver import MAX_GPU_STACK, gpu_stack_size
+    from assignadd_core.sweep.grid import get_sweep
+    sweep = get_sweep("r_sweep_power")
+    monkeypatch.setattr(torch_module.cuda, "mem_get_info", lambda device=None: (139e9, 143e9))
+    assert gpu_stack_size(sweep, "cuda") == MAX_GPU_STACK
+    monkeypatch.setattr(torch_module.cuda, "mem_get_info", lambda device=None: (200e6, 143e9))
+    small = gpu_stack_size(sweep, "cuda")
+    assert 1 <= small < 32  # 100 MB hold a handful of runs of about 5 MB each and their activations
