@@ -156,23 +156,20 @@ class _Names(ast.NodeVisitor):
     def visit_arg(self, node):  # a parameter: bound; its annotation is not read
         self.bound.add(node.arg)
 
-    def visit_FunctionDef(self, node):
+    def visit_FunctionDef(self, node):  # its return annotation is not read
         self.bound.add(node.name)
-        for default in (*node.args.defaults, *node.args.kw_defaults):
-            if default is not None:
-                self.visit(default)
-        self.visit(node.args)
-        for statement in node.body:
-            self.visit(statement)
-        for decorator in node.decorator_list:
-            self.visit(decorator)
+        for child in (node.args, *node.body, *node.decorator_list):
+            self.visit(child)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def visit_arguments(self, node):
+    def visit_arguments(self, node):  # parameters are bound; default arguments are read
         for arg in (*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg):
             if arg is not None:
                 self.bound.add(arg.arg)
+        for default in (*node.defaults, *node.kw_defaults):
+            if default is not None:
+                self.visit(default)
 
     def visit_AnnAssign(self, node):
         self.visit(node.target)
