@@ -65,8 +65,8 @@ PARTS = {
     # the rule in force (c10_onset on the onset sweeps' cells) and, while the chapter records C10 from them, the
     # rule of 2026-12-03 (c10_causal) and its inputs
     "C10": ((verdicts.c10_onset, verdicts.c10_necessity, verdicts.c10_sufficiency, verdicts._composed_later,
-             verdicts._fails, verdicts._when, stats.sign_test_greater, steering.onset_cells, steering.onset_reading,
-             steering.time_to_compose, steering.onset_arm,
+             verdicts._fails, verdicts._when, stats.sign_test_greater, steering.onset_cells, steering.hold_cells,
+             steering.onset_reading, steering.time_to_compose, steering.onset_arm,
              verdicts.c10_causal, steering.arms_table, steering.arm, steering.first_composed, steering.removal_inputs,
              steering.addition_inputs, steering._step),
             (verdicts, ("C10_TRIGGER", "C10_WINDOW", "C10_PUSH_SHARES", "C10_NECESSITY_CELLS", "C10_PUSH_CELLS",

@@ -65,7 +65,7 @@ READS = {
            verdicts.median_bracket),  # chapter 10 (the post-hoc pool's median bracket beside it)
     # the rule in force reads the onset sweeps' cells; the chapter records, until those runs are in, the rule of
     # 2026-12-03 from the steered runs of c10_remove and c10_add
-    "C10": (steering.onset_cells, verdicts.c10_onset,
+    "C10": (steering.onset_cells, steering.hold_cells, verdicts.c10_onset,
             steering.arms_table, steering.removal_inputs, steering.addition_inputs, verdicts.c10_causal),
     "R1": (reliability.phase_steps, reliability.step_statistics, reliability.composition_rate,
            verdicts.r1_rate),  # chapter 3: the detector's steps per seed, their statistics and the rates

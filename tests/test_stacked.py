@@ -268,13 +268,14 @@ def test_stack_groups_follow_the_run_order_and_the_shape(tiny_config):
 def perturbed(tiny_config):
     """Runs with each per-run change a stack must apply on its own slice: a nudge of the initial weights, a nudge
     after step 12, gradient noise at every step, steering over steps 5-20, a wrong-pairs sham steered for 10 steps
-    from a trigger on measure 5 (recorded at an eval step)."""
+    from a trigger on measure 5 (recorded at an eval step), the identity's row contrasts held over 10 steps."""
     return [tiny_config.replace(seed=1, jitter=1e-2, perturb_seed=1),
             tiny_config.replace(seed=2, jitter=1e-2, jitter_step=12, perturb_seed=2),
             tiny_config.replace(seed=3, grad_noise=1e-3, perturb_seed=3),
             tiny_config.replace(seed=4, steer_from=5, steer_to=20, steer_share=0.0),
             tiny_config.replace(seed=5, steer_trigger=0.01, steer_window=10, steer_direction="wrong_pairs",
-                                steer_write="smallest", stop_when_composed=1)]
+                                steer_write="smallest", stop_when_composed=1),
+            tiny_config.replace(seed=6, steer_trigger=0.01, steer_window=10, steer_write="hold")]
 
 
 def test_nudged_noisy_and_steered_runs_in_a_stack_are_bit_identical_to_the_runs_alone(tiny_config, tmp_path):
