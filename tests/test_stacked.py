@@ -64,18 +64,23 @@ def test_three_runs_stacked_are_bit_identical_to_the_runs_alone(tiny_config, alo
     assert alone_runs[0].final()["stacked"] == 1 and alone_runs[0].final()["stacked_steps"] == 0
 
 
-def test_a_killed_stack_resumes_every_run_even_from_different_steps(tiny_config, alone_runs, tmp_path, monkeypatch):
-    configs, paths = three(tiny_config), [tmp_path / f"s{i}" for i in range(3)]
+def kill_stacked_step_at(monkeypatch, call: int) -> None:
+    """The stacked step raises KeyboardInterrupt at its `call`-th call (a stack killed at step `call`)."""
     calls = []
     real = stacked.StackedStep.__call__
 
-    def killed_at_17(self, tokens, answers, step=None):
+    def killed(self, tokens, answers, step=None):
         calls.append(1)
-        if len(calls) == 17:
+        if len(calls) == call:
             raise KeyboardInterrupt
         return real(self, tokens, answers, step)
 
-    monkeypatch.setattr(stacked.StackedStep, "__call__", killed_at_17)
+    monkeypatch.setattr(stacked.StackedStep, "__call__", killed)
+
+
+def test_a_killed_stack_resumes_every_run_even_from_different_steps(tiny_config, alone_runs, tmp_path, monkeypatch):
+    configs, paths = three(tiny_config), [tmp_path / f"s{i}" for i in range(3)]
+    kill_stacked_step_at(monkeypatch, 17)
     with pytest.raises(KeyboardInterrupt):
         stacked.train_stacked(configs, paths, progress=False, compile="off")
     monkeypatch.undo()
@@ -310,16 +315,7 @@ def test_runs_that_stop_once_composed_leave_the_stack_as_they_would_stop_alone(t
 def test_a_stack_may_save_its_resume_state_less_often_and_still_resumes_exactly(tiny_config, alone_runs, tmp_path,
                                                                               monkeypatch):
     configs, paths = three(tiny_config), [tmp_path / f"s{i}" for i in range(3)]
-    calls = []
-    real = stacked.StackedStep.__call__
-
-    def killed_at_25(self, tokens, answers, step=None):
-        calls.append(1)
-        if len(calls) == 25:
-            raise KeyboardInterrupt
-        return real(self, tokens, answers, step)
-
-    monkeypatch.setattr(stacked.StackedStep, "__call__", killed_at_25)
+    kill_stacked_step_at(monkeypatch, 25)
     with pytest.raises(KeyboardInterrupt):
         stacked.train_stacked(configs, paths, progress=False, compile="off", state_every_s=1e9)
     monkeypatch.undo()
