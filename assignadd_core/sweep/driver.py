@@ -33,7 +33,7 @@ def run_sweep(sweep: Sweep, results_dir: Path | None = None, executor: str = "lo
     up to MAX_GPU_STACK points in one stack, trained in this process. Raises BusyError at once when another
     driver runs this sweep."""
     gpu_here = device.startswith("cuda") and executor == "local"
-    if not isinstance(stack, int) or stack < 1:
+    if stack is not None and (not isinstance(stack, int) or stack < 1):
         raise ConfigError(f"stack must be an integer >= 1, got {stack!r}")
     if compile not in COMPILE_CHOICES:
         raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {compile!r}")
