@@ -392,7 +392,8 @@ def update_reproduce(path: Path = REPRODUCE) -> None:
 
 def update_front_page() -> None:
     """The circuit diagram, the tally, the scoreboard and the hero figure of the intro page, and the README's "what
-    reproduced" table, from the committed claim records and the main run's metrics (`front_page`, `diagram`)."""
+    reproduced" table, from the committed claim records and the main run's metrics (`front_page`, `diagram`), and the
+    README's list of what `runs/` holds (`runs_table`)."""
     from .diagram import circuit_html
     from .front_page import (CIRCUIT, HERO, README_TABLE, SCOREBOARD, TALLY, hero_html, readme_table, scoreboard, tally,
                              update)
@@ -404,7 +405,11 @@ def update_front_page() -> None:
     else:  # a tree without the committed runs (a copy of the sources): the hero figure stays as it is
         print(f"{main_run.relative_to(ROOT)} is not here: the intro's hero figure is left as it was")
     update(INTRO, parts)
-    update(README, {README_TABLE: readme_table()})
+    readme = {README_TABLE: readme_table()}
+    if (ROOT / "runs").is_dir():  # what runs/ holds (runs_table); a copy of the sources keeps the list as it was
+        from .runs_table import MARKERS, committed_runs
+        readme[MARKERS] = committed_runs(ROOT / "runs")
+    update(README, readme)
 
 
 def copy_plotly_js() -> Path:

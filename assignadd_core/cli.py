@@ -320,7 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument("--no-progress", action="store_true")
     ge.set_defaults(func=cmd_generality)
 
-    ru = sub.add_parser("rules", help="the rule lock: each verdict rule's fingerprint against its registered one;"
+    ru = sub.add_parser("rules", help="the rule lock: each verdict rule's fingerprint against its registered one, and"
+                                      " what its verdict reads that the fingerprint does not hold;"
                                       " `rules record` registers a change with what, why and the verdicts")
     ru.add_argument("action", nargs="?", choices=("status", "record"), default="status")
     ru.add_argument("claim", nargs="?", help="the claim whose rule changed (record)")
@@ -446,12 +447,16 @@ def cmd_rules(args) -> int:
             raise ConfigError(str(err)) from None
         print(f"{args.claim}: registered {entry['fingerprint']} on {entry['date']}")
         return 0
+    from .rule_reach import missing
     lock, changed = rule_lock.read_lock(), rule_lock.unrecorded()
+    holes = {claim: missing(claim) for claim in rule_lock.PARTS}
     for claim in rule_lock.PARTS:
         last = lock.get(claim, {}).get("history", [{}])[-1]
         state = "CHANGED, not recorded" if claim in changed else f"as registered on {last.get('date')}"
         print(f"{claim:4} {rule_lock.fingerprint(claim)}  {state}")
-    return 1 if changed else 0
+        for part, path in holes[claim].items():
+            print(f"     reads {part} ({path}), not in its parts (rule_lock.PARTS)")
+    return 1 if changed or any(holes.values()) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

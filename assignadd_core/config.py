@@ -35,7 +35,7 @@ COMPOSED_LEVEL = 0.9  # a run has learned variable assignment once its 1-var tra
 # What a steering changes (`steer`): the identity direction, the sham that pairs the wrong variables, the random sham
 # (stored as steer_sham), or nothing (the twin of a triggered steering).
 STEER_DIRECTIONS = ("identity", "wrong_pairs", "random", "none")
-STEER_WRITES = ("exact", "smallest")  # how a steering's change is written into W_Q2 (`steer.steer`)
+STEER_WRITES = ("exact", "smallest", "hold")  # how a steering's change is written into W_Q2 (`steer.steer`)
 
 
 @dataclass(frozen=True)
@@ -259,7 +259,9 @@ class TrainConfig:
     steer_direction: str = "identity"
     # How the change is written into W_Q2 (STEER_WRITES): "exact" (the fixed windows of 2026-12-03) changes W_QK2 by
     # exactly c x the direction, through W_K2's inverse, which an ill-conditioned W_K2 amplifies; "smallest" makes
-    # the smallest change of W_Q2 that moves the component along the direction by c (`steer`).
+    # the smallest change of W_Q2 that moves the component along the direction by c (`steer`); "hold" (stated
+    # 2026-12-04) makes the smallest change of W_Q2 that holds each row's contrast of the variable QK map for the
+    # direction's pairing at its value before the step, whatever moved it (W_QK2 or the copies); steer_share 0.
     steer_write: str = "exact"
     eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
     probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
@@ -313,6 +315,11 @@ class TrainConfig:
                  f"steer_direction must be one of {', '.join(STEER_DIRECTIONS)}, got {self.steer_direction!r}")
         _require(self.steer_write in STEER_WRITES,
                  f"steer_write must be one of {', '.join(STEER_WRITES)}, got {self.steer_write!r}")
+        _require(self.steer_write != "hold" or (_real(self.steer_share) == 0
+                                                and self.steer_direction in ("identity", "wrong_pairs", "none")
+                                                and not self.steer_sham),
+                 "steer_write 'hold' holds a pairing's contrasts (identity or wrong_pairs) at steer_share 0,"
+                 f" got steer_direction {self.steer_direction!r}, steer_share {self.steer_share!r}")
         if self.steer_to:
             _require(1 <= self.steer_from <= self.steer_to <= self.steps,
                      f"steering needs 1 <= steer_from <= steer_to <= steps ({self.steps}),"

@@ -80,20 +80,27 @@ def finished(root: Path, name: str) -> bool:
 def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: bool = True,
              shapes: list[str] | None = None, steps: int = STEPS, device: str = "cpu") -> list[str]:
     """Train this part's runs that are not finished (each resumes where it stopped), only those of `shapes` if
-    given, on `device`; the names trained."""
+    given, on `device`; the names trained. On a GPU each shape's runs train as one stack (`stacked`)."""
     import torch
 
     from . import trainer
     for shape in shapes or ():
         check_shape(shape)
     torch.set_num_threads(threads)
-    done = []
-    for item in part_of_plan(part, of, steps):
-        if finished(root, item.name) or (shapes and item.shape not in shapes):
-            continue
+    todo = [item for item in part_of_plan(part, of, steps)
+            if not finished(root, item.name) and (not shapes or item.shape in shapes)]
+    if device.startswith("cuda"):
+        from .stacked import train_stacked
+        from .sweep.driver import GPU_STATE_EVERY_S, gpu_data_workers
+        for shape in dict.fromkeys(item.shape for item in todo):
+            items = [item for item in todo if item.shape == shape]
+            train_stacked([item.config for item in items], [root / item.name for item in items], device=device,
+                          progress=progress, keep_checkpoints="none", state_every_s=GPU_STATE_EVERY_S,
+                          data_workers=gpu_data_workers())
+        return [item.name for item in todo]
+    for item in todo:
         trainer.train(item.config, root / item.name, device=device, progress=progress, keep_checkpoints="none")
-        done.append(item.name)
-    return done
+    return [item.name for item in todo]
 
 
 def status(root: Path = ROOT) -> list[dict]:

@@ -32,6 +32,15 @@ steering's own changes of W_Q2 do not feed into it), and the change X of W_Q2 is
 component of W_QK2 along the direction by c while, for a sham, holding its component along D: X lies in the span of
 direction·W_K2 and D·W_K2 (no inverse of W_K2). It changes W_QK2 off those directions too.
 
+"hold" (stated 2026-12-04, after the update removal failed its manipulation check in the first onset cells: the
+variable map's identity pattern formed anyway, moved by the copies U as much as by W_QK2's update): right after each
+steered step, the smallest change of W_Q2 (W_K2 held) that brings each row's contrast of the variable QK map
+M = U W_QK2 Uᵀ for the direction's pairing back to its value before the step: r_v = M[v, π(v)] − mean_j M[v, j],
+π the identity ("identity") or the wrong pairing ("wrong_pairs"), twelve constraints ⟨W_QK2, Uᵀ C_v U⟩ = r_v read
+with the copies of the step (`hold_rows`). The identity arm holds the map's diagonal where it was at the window's
+start, so measure 3 cannot rise by either route; the wrong-pairs arm holds twelve contrasts of the same kind that
+are not the identity's.
+
 The trigger. With `steer_trigger` > 0, the first eval step at which measure 5 (layer 1 copies the variables)
 reaches it is recorded in the run's counters (`record_trigger`: saved with the resume state, so a resumed run
 keeps it, and in final.json as `steer_started_after`); the steps after it, `steer_window` of them, are steered.
@@ -152,14 +161,49 @@ def sham_direction(config: RunConfig, identity: torch.Tensor) -> torch.Tensor:
 
 
 class Before(NamedTuple):
-    """What a steered step is measured against: W_QK2 and W_Q2 before the optimizer step (float64)."""
+    """What a steered step is measured against: W_QK2, W_Q2 and the variable copies U before the optimizer step
+    (float64)."""
     qk: torch.Tensor
     w_q: torch.Tensor
+    copies: torch.Tensor
 
 
 def snapshot(model) -> Before:
     attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
-    return Before(qk2(model), attn.W_Q[h].detach().double().clone())
+    return Before(qk2(model), attn.W_Q[h].detach().double().clone(), variable_copies(model).detach().double())
+
+
+def row_contrast_matrices(copies: torch.Tensor, pairing: list[int]) -> torch.Tensor:
+    """[n, d, d]: G_v = Uᵀ C_v U with C_v = e_v e_π(v)ᵀ − e_v 1ᵀ/n, so that ⟨W_QK2, G_v⟩ is row v's contrast
+    M[v, π(v)] − mean_j M[v, j] of the variable map M = U W_QK2 Uᵀ."""
+    n = copies.shape[0]
+    rows = torch.zeros(n, n, n, dtype=copies.dtype, device=copies.device)
+    index = torch.arange(n, device=copies.device)
+    rows[index, index, :] -= 1.0 / n
+    rows[index, index, torch.tensor(pairing, device=copies.device)] += 1.0
+    return torch.einsum("vab,ai,bj->vij", rows, copies, copies)
+
+
+def hold_pairing(config: RunConfig, n: int) -> list[int]:
+    return wrong_pairing(n) if config.train.steer_direction == "wrong_pairs" else list(range(n))
+
+
+@torch.no_grad()
+def hold_rows(model, config: RunConfig, before: Before) -> torch.Tensor:
+    """The "hold" write: the smallest change X of W_Q2 (W_K2 held) with ⟨(W_Q2 + X) W_K2ᵀ, G_v⟩ = the row contrasts
+    before the step, for every v (`row_contrast_matrices` with the copies of now and of before); X lies in the span
+    of the G_v W_K2, from their Gram matrix (least squares). Returns the rows' contrasts after the write."""
+    pairing = hold_pairing(config, before.copies.shape[0])
+    target = torch.einsum("ij,vij->v", before.qk, row_contrast_matrices(before.copies, pairing))
+    now = row_contrast_matrices(variable_copies(model).detach().double(), pairing)
+    attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
+    w_k = attn.W_K[h].double()
+    missing = target - torch.einsum("ij,vij->v", qk2(model), now)
+    reach = now @ w_k  # ⟨X W_Kᵀ, G_v⟩ = ⟨X, G_v W_K⟩
+    gram = torch.einsum("aij,bij->ab", reach, reach)
+    weights = torch.linalg.lstsq(gram, missing[:, None]).solution[:, 0]
+    attn.W_Q[h] += torch.einsum("a,aij->ij", weights, reach).to(attn.W_Q.dtype)
+    return torch.einsum("ij,vij->v", qk2(model), now)
 
 
 @torch.no_grad()
@@ -167,7 +211,11 @@ def steer(model, config: RunConfig, before: Before) -> float:
     """Set the component of this step's W_QK2 update (`before` → now) along the steered direction to `steer_share`
     × a size: the update's norm ("exact" write), or the norm of the change of W_QK2 that W_Q2's own step made, W_K2
     held ("smallest" write: a size the steering's own changes of W_Q2 do not feed back into). Returns the
-    coefficient c added along the direction."""
+    coefficient c added along the direction (the "hold" write: the largest change it made to a row's contrast)."""
+    if config.train.steer_write == "hold":
+        before_rows = torch.einsum("ij,vij->v", qk2(model), row_contrast_matrices(
+            variable_copies(model).detach().double(), hold_pairing(config, before.copies.shape[0])))
+        return float((hold_rows(model, config, before) - before_rows).abs().max())
     identity = identity_direction(model)
     if config.train.steer_sham:
         direction = sham_direction(config, identity)

@@ -172,19 +172,20 @@ RULES = {
            f" than 3 seeds have composed runs; otherwise reproduced if the paper's value lies inside the interval,"
            f" partly if within {THRESHOLD_CLOSE} of it, not reproduced otherwise. The same reading on held-out pairs"
            " in 2-var queries (the pool that depends on 2-var data) is reported beside it."),
-    "C10": (f"A causal test at copying onset (stated 2026-12-04, before its runs; sweeps c10_onset and"
-            f" c10_onset_push). Each run starts its steering after the first evaluation at which layer 1 copies"
+    "C10": (f"A causal test at copying onset (stated 2026-12-04, before its runs; sweeps c10_onset,"
+            f" c10_onset_hold and c10_onset_push). Each run starts its steering after the first evaluation at which layer 1 copies"
             f" (measure 5 ≥ {C10_TRIGGER}) and steers for {C10_WINDOW:,} steps; it stops once 1-var train ≥"
             f" {LEARNED_LEVEL} has held for {C10_HOLD} evaluations after that window ({C10_BUDGET:,} steps at most)."
             " Necessity,"
             f" on {C10_NECESSITY_CELLS} cells of the crossed design whose initialization composed in all 16 of its"
             " runs:"
-            " the identity component of every layer-2 QK update removed (its part along the direction that raises"
-            " the variable QK map's same-variable scores over the others fastest), each change written as the"
-            " smallest change of W_Q2 that sets that component; a sham removed instead, a"
-            " direction of the same norm in the same subspace that pairs each variable with the next one (made"
-            " orthogonal to the identity direction; its change holds the identity component); and no steering"
-            " (the twin). Manipulation checks per cell: the"
+            " the identity pattern held (the removal): after every step of the window, the smallest change of W_Q2"
+            " that brings each row's contrast of the variable QK map (a variable's score with itself minus the"
+            " row's mean) back to its value before the step, whatever moved it, W_QK2 or layer 1's copies; a sham held"
+            " instead, the twelve contrasts of each variable with the next one; and no steering (the twin, from"
+            " c10_onset). The removal of only the identity component of each layer-2 QK update, stated first, is"
+            " read beside it with the same checks (it left the copies free to form the pattern). Manipulation checks"
+            " per cell: the"
             f" removal keeps measure 3 below {C10_IDENTITY_LOW} throughout its window while its mean measure 5 there"
             f" stays within {C10_COPY_MARGIN} of the twin's over the same steps; the sham lets measure 3 reach"
             f" {C10_IDENTITY_LOW} in its window. A cell enters only if both pass (and its three arms triggered at the"
@@ -440,7 +441,16 @@ RULE_CHANGES = {
                            " onset, the removal has a sham in the same subspace, each arm has a manipulation check,"
                            " necessity is a paired test on the time to compose over at least 8 cells, and a push that"
                            " fails its check leaves sufficiency untested. Verdict under the new rule, before its runs:"
-                           " not yet run."),),
+                           " not yet run."),
+            ("2026-12-04", "Necessity reads the hold arms (`c10_onset_hold`, stated before their runs) in place of"
+                           " the update removal, which stays beside it. Why: in the first six of its sixteen cells the"
+                           " removal failed its own manipulation check, measure 3 rising in its window as in the"
+                           " twin's (highest 0.67-1.00): removing the identity component of W_QK2's update leaves layer"
+                           " 1's copies free to move the variable map U W_QK2 Uᵀ, so the pattern formed anyway. Seen"
+                           " when the change was made: those six cells' readings, including their times to compose"
+                           " (the removal's equal to the twin's within 400 steps), which the rule could not read"
+                           " because the check failed. Verdict before (the removal arms, 18 of 48 onset runs in): not"
+                           " yet run, its checks failing in every cell read so far; after: not yet run."),),
 }
 
 

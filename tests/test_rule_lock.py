@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from assignadd_core import rule_lock, verdicts
+from assignadd_core import rule_lock, rule_reach, verdicts
+from assignadd_core.analysis import generality, odds, thresholds
 from assignadd_core.cli import main
 
 
@@ -66,3 +67,54 @@ def test_a_change_is_recorded_with_what_why_and_both_verdicts(tmp_path, monkeypa
 def test_unchanged_rules_show_no_first_rule_verdict():
     assert rule_lock.first_verdict("C5") is None  # never changed
     assert rule_lock.first_verdict("C9")[0] == "not reproduced"
+
+
+# ---------------------------------------------------------------------------- no holes: every verdict input is locked
+def test_every_function_and_constant_a_verdict_reads_is_in_its_parts():
+    """Follows each verdict's calls from its entry points (`rule_reach.READS`) and fails naming every function or
+    constant reached that the claim's fingerprint does not hold: add it to `rule_lock.PARTS` and record the claim."""
+    assert set(rule_reach.READS) == set(rule_lock.PARTS)
+    holes = {claim: rule_reach.missing(claim) for claim in rule_lock.PARTS}
+    assert not any(holes.values()), "verdict inputs missing from the rule lock:\n" + "\n".join(
+        f"  {claim}: {part} ({path})" for claim, found in holes.items() for part, path in found.items())
+
+
+def test_a_part_taken_out_of_the_lock_is_named_with_the_calls_that_reach_it(monkeypatch, capsys):
+    functions, *levels = rule_lock.PARTS["C8"]
+    kept = tuple(f for f in functions if f is not thresholds.seed_crossings)
+    levels = [(module, tuple(n for n in names if n != "LEARNED_LEVEL")) for module, names in levels]
+    monkeypatch.setitem(rule_lock.PARTS, "C8", (kept, *levels))
+    holes = rule_reach.missing("C8")
+    assert set(holes) == {"thresholds.seed_crossings", "verdicts.LEARNED_LEVEL"}  # an entry point, a level it reads
+    assert holes["verdicts.LEARNED_LEVEL"].endswith("verdicts.composed -> verdicts.LEARNED_LEVEL")
+    monkeypatch.setattr(rule_lock, "unrecorded", lambda: [])  # the fingerprint changed too: here only the holes
+    assert main(["rules"]) == 1
+    out = capsys.readouterr().out
+    assert "reads thresholds.seed_crossings (thresholds.seed_crossings), not in its parts" in out
+
+
+@pytest.mark.parametrize("claim, module, level", [
+    ("R2", odds, "SD_PRIOR_SCALE"),  # a default argument (fit_crossed's prior scale)
+    ("C9", verdicts, "C9_RESAMPLES"),  # imported inside the function (logistic_threshold)
+    ("G2", generality, "M6")])  # reached from a part only (found_roles), not from an entry point
+def test_levels_read_as_defaults_or_local_imports_are_found(monkeypatch, claim, module, level):
+    functions, *groups = rule_lock.PARTS[claim]
+    groups = [(m, tuple(n for n in names if not (m is module and n == level))) for m, names in groups]
+    monkeypatch.setitem(rule_lock.PARTS, claim, (functions, *groups))
+    assert f"{module.__name__.rsplit('.', 1)[-1]}.{level}" in rule_reach.missing(claim)
+
+
+def test_the_follower_stays_on_the_claim_s_branch_and_inside_the_boundary():
+    reached = rule_reach.reached("C4")
+    assert "verdicts.c4_previous_token" in reached and "per_seed.values_of" in reached
+    assert "verdicts.c5_identity" not in reached  # per_seed.rule's C5 branch is not C4's
+    assert not [part for part in reached if part.split(".")[0] in ("series", "quantities", "measures", "model")]
+    assert "verdicts.REPRODUCED" not in reached and "verdicts.Verdict" not in reached  # OUTSIDE: words, container
+    for claim, entries in rule_reach.READS.items():
+        assert all(not rule_reach._outside_module(f.__module__) for f in entries), claim
+
+
+def test_a_fingerprint_holds_no_memory_address_or_path():
+    for claim in rule_lock.PARTS:
+        text = json.dumps(rule_lock.components(claim))
+        assert " at 0x" not in text and "/runs/" not in text, claim

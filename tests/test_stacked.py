@@ -64,18 +64,23 @@ def test_three_runs_stacked_are_bit_identical_to_the_runs_alone(tiny_config, alo
     assert alone_runs[0].final()["stacked"] == 1 and alone_runs[0].final()["stacked_steps"] == 0
 
 
-def test_a_killed_stack_resumes_every_run_even_from_different_steps(tiny_config, alone_runs, tmp_path, monkeypatch):
-    configs, paths = three(tiny_config), [tmp_path / f"s{i}" for i in range(3)]
+def kill_stacked_step_at(monkeypatch, call: int) -> None:
+    """The stacked step raises KeyboardInterrupt at its `call`-th call (a stack killed at step `call`)."""
     calls = []
     real = stacked.StackedStep.__call__
 
-    def killed_at_17(self, tokens, answers, step=None):
+    def killed(self, tokens, answers, step=None):
         calls.append(1)
-        if len(calls) == 17:
+        if len(calls) == call:
             raise KeyboardInterrupt
         return real(self, tokens, answers, step)
 
-    monkeypatch.setattr(stacked.StackedStep, "__call__", killed_at_17)
+    monkeypatch.setattr(stacked.StackedStep, "__call__", killed)
+
+
+def test_a_killed_stack_resumes_every_run_even_from_different_steps(tiny_config, alone_runs, tmp_path, monkeypatch):
+    configs, paths = three(tiny_config), [tmp_path / f"s{i}" for i in range(3)]
+    kill_stacked_step_at(monkeypatch, 17)
     with pytest.raises(KeyboardInterrupt):
         stacked.train_stacked(configs, paths, progress=False, compile="off")
     monkeypatch.undo()
@@ -268,13 +273,14 @@ def test_stack_groups_follow_the_run_order_and_the_shape(tiny_config):
 def perturbed(tiny_config):
     """Runs with each per-run change a stack must apply on its own slice: a nudge of the initial weights, a nudge
     after step 12, gradient noise at every step, steering over steps 5-20, a wrong-pairs sham steered for 10 steps
-    from a trigger on measure 5 (recorded at an eval step)."""
+    from a trigger on measure 5 (recorded at an eval step), the identity's row contrasts held over 10 steps."""
     return [tiny_config.replace(seed=1, jitter=1e-2, perturb_seed=1),
             tiny_config.replace(seed=2, jitter=1e-2, jitter_step=12, perturb_seed=2),
             tiny_config.replace(seed=3, grad_noise=1e-3, perturb_seed=3),
             tiny_config.replace(seed=4, steer_from=5, steer_to=20, steer_share=0.0),
             tiny_config.replace(seed=5, steer_trigger=0.01, steer_window=10, steer_direction="wrong_pairs",
-                                steer_write="smallest", stop_when_composed=1)]
+                                steer_write="smallest", stop_when_composed=1),
+            tiny_config.replace(seed=6, steer_trigger=0.01, steer_window=10, steer_write="hold")]
 
 
 def test_nudged_noisy_and_steered_runs_in_a_stack_are_bit_identical_to_the_runs_alone(tiny_config, tmp_path):
@@ -309,16 +315,7 @@ def test_runs_that_stop_once_composed_leave_the_stack_as_they_would_stop_alone(t
 def test_a_stack_may_save_its_resume_state_less_often_and_still_resumes_exactly(tiny_config, alone_runs, tmp_path,
                                                                               monkeypatch):
     configs, paths = three(tiny_config), [tmp_path / f"s{i}" for i in range(3)]
-    calls = []
-    real = stacked.StackedStep.__call__
-
-    def killed_at_25(self, tokens, answers, step=None):
-        calls.append(1)
-        if len(calls) == 25:
-            raise KeyboardInterrupt
-        return real(self, tokens, answers, step)
-
-    monkeypatch.setattr(stacked.StackedStep, "__call__", killed_at_25)
+    kill_stacked_step_at(monkeypatch, 25)
     with pytest.raises(KeyboardInterrupt):
         stacked.train_stacked(configs, paths, progress=False, compile="off", state_every_s=1e9)
     monkeypatch.undo()
@@ -334,3 +331,16 @@ def test_a_stack_fed_by_prefetch_workers_is_bit_identical_to_the_runs_alone(tiny
                                  compile="off", data_workers=1)
     for alone, stack in zip(alone_runs, runs):
         same_run(alone, stack)
+
+
+def test_a_gpu_sweep_stacks_as_many_runs_as_half_the_free_memory_holds(monkeypatch):
+    import torch as torch_module
+
+    from assignadd_core.sweep.driver import MAX_GPU_STACK, gpu_stack_size
+    from assignadd_core.sweep.grid import get_sweep
+    sweep = get_sweep("r_sweep_power")
+    monkeypatch.setattr(torch_module.cuda, "mem_get_info", lambda device=None: (139e9, 143e9))
+    assert gpu_stack_size(sweep, "cuda") == MAX_GPU_STACK
+    monkeypatch.setattr(torch_module.cuda, "mem_get_info", lambda device=None: (200e6, 143e9))
+    small = gpu_stack_size(sweep, "cuda")
+    assert 1 <= small < 32  # 100 MB hold a handful of runs of about 5 MB each and their activations

@@ -349,3 +349,37 @@ def test_the_onset_sweeps_follow_their_stated_cell_rules():
                          (RunConfig().replace(**p.overrides).train for p in push.points()))
     assert directions == {("none", 0.0): 6, **{(d, s): 6 for s in C10_PUSH_SHARES for d in ("identity", "wrong_pairs")}}
     assert len(C10_PUSH_SHARES) == 2 and list(C10_PUSH_SHARES) == sorted(C10_PUSH_SHARES)  # weakest first
+
+
+@pytest.mark.parametrize("direction", ["identity", "wrong_pairs"])
+def test_the_hold_write_holds_each_row_contrast_of_its_pairing_whatever_moved_it(direction):
+    """The step moved both W_QK2 and the copies U; after the hold write every row contrast of the direction's
+    pairing (with the copies of now) is back at its value before the step (with the copies of then), the other
+    pairing's contrasts still move, and only W_Q2 was changed."""
+    config = RunConfig().replace(**ONSET, steer_direction=direction, steer_write="hold")
+    model, before = one_step(config)
+    n = before.copies.shape[0]
+    held, other = steer.hold_pairing(config, n), steer.hold_pairing(
+        config.replace(steer_direction="identity" if direction == "wrong_pairs" else "wrong_pairs"), n)
+
+    def rows(pairing, qk, copies):
+        return torch.einsum("ij,vij->v", qk, steer.row_contrast_matrices(copies, pairing))
+
+    copies_now = steer.variable_copies(model).detach().double()
+    assert not torch.allclose(copies_now, before.copies)  # the copies moved with the step
+    then = rows(held, before.qk, before.copies)
+    assert (rows(held, steer.qk2(model), copies_now) - then).abs().max() > 1e-6  # the step moved the contrasts
+    w_k = model.blocks[1].attn.W_K[0].detach().clone()
+    steer.steer(model, config, before)
+    assert torch.allclose(rows(held, steer.qk2(model), copies_now), then, atol=1e-7, rtol=0)
+    assert not torch.allclose(rows(other, steer.qk2(model), copies_now), rows(other, before.qk, before.copies),
+                              atol=1e-7)
+    assert torch.equal(model.blocks[1].attn.W_K[0].detach(), w_k)
+    assert torch.equal(steer.variable_copies(model).detach().double(), copies_now)  # layer 1 left alone
+
+
+def test_the_hold_write_is_refused_with_a_share_or_another_direction():
+    with pytest.raises(ConfigError, match="hold"):
+        RunConfig().replace(**ONSET, steer_write="hold", steer_share=1.0)
+    with pytest.raises(ConfigError, match="hold"):
+        RunConfig().replace(**ONSET, steer_write="hold", steer_direction="random")

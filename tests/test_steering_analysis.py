@@ -87,3 +87,24 @@ def test_onset_cells_gather_each_cell_s_arms():
     push = steering.onset_cells(frame, metrics, [(3, 4)], hold=2, shares=(1.0, 4.0))[0]
     assert push["push"][1.0]["composed_at"] == 201 and push["push"][4.0]["trigger"] is None  # never triggered
     assert push["sham"] == {1.0: push["sham"][1.0], 4.0: None} and push["twin"] is not None
+
+
+def test_hold_cells_take_the_twin_from_the_onset_sweep_and_the_arms_from_the_hold_sweep():
+    import pandas as pd
+
+    from assignadd_core.analysis.steering import hold_cells
+    steps = list(range(1, 1002, 100))
+
+    def metrics(m3):
+        return pd.DataFrame({"step": steps, "1var_train": [0.95] * len(steps), "m3_l2_var_identity_qk": m3,
+                             "m5_l1_value_prev_token": [1.0] * len(steps)})
+
+    def record(key, direction):
+        return {"key": key, "status": "done", "steer_direction": direction, "steer_share": 0.0, "steer_window": 500,
+                "steer_started_after": 101, "init_seed": 1, "seed": 2}
+    onset = pd.DataFrame([record("t", "none"), record("r", "identity"), record("s", "wrong_pairs")])
+    held = pd.DataFrame([record("hr", "identity"), record("hs", "wrong_pairs")])
+    readings = {"t": metrics([0.9] * 11), "r": metrics([0.8] * 11), "s": metrics([0.7] * 11),
+                "hr": metrics([0.1] * 11), "hs": metrics([0.6] * 11)}
+    cell, = hold_cells(onset, held, readings, [(1, 2)], hold=2)
+    assert (cell["twin"]["m3_max"], cell["removal"]["m3_max"], cell["sham"]["m3_max"]) == (0.9, 0.1, 0.6)

@@ -68,8 +68,10 @@ LAYERS = {
     "analysis": ("analysis",),
     "measurement and training": ("quantities", "run_folder", "series", "batch_source", "stack_eval", "trainer", "stacked",
                                  "runs", "rescue", "artifacts", "gradient_table"),
-    "studies": ("per_seed", "generality", "c10_window", "mode_study", "sweep", "rule_lock"),
-    "presentation": ("palette", "wording", "present", "plots", "plots_odds", "claims", "diagram", "front_page", "chapter",
+    "studies": ("per_seed", "generality", "c10_window", "mode_study", "sweep", "rule_lock",
+                "rule_reach"),
+    "presentation": ("palette", "wording", "present", "plots", "plots_odds", "claims", "diagram", "front_page",
+                     "runs_table", "chapter",
                      "explorer", "book", "cli", "__main__"),
 }
 

@@ -164,3 +164,11 @@ def onset_cells(records: pd.DataFrame, metrics: dict[str, pd.DataFrame], cells, 
                         "push": {float(s): slot.get(("push", float(s))) for s in shares},
                         "sham": {float(s): slot.get(("push_sham", float(s))) for s in shares}})
     return out
+
+
+def hold_cells(onset: pd.DataFrame, held: pd.DataFrame, metrics: dict[str, pd.DataFrame], cells,
+               hold: int) -> list[dict]:
+    """C10's necessity as read since the hold (`RULES["C10"]`): per cell, the twin of the onset sweep (`onset`'s
+    records) with the removal and the sham of the hold sweep (`held`'s records), in `onset_cells`' form."""
+    twins = onset[onset["steer_direction"] == "none"] if len(onset) else onset
+    return onset_cells(pd.concat([twins, held], ignore_index=True), metrics, cells, hold)

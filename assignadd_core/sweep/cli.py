@@ -115,8 +115,8 @@ def register_cli(subparsers) -> None:
                           " is faster); results are recorded with the mode")
     run.add_argument("--stack", type=int, default=None, metavar="K",
                      help="train up to K points of one shape together in each worker, their weights stacked (default:"
-                          " 1 on a CPU, where a stack trains no faster per run; on a GPU as many as fit, up to"
-                          f" {MAX_GPU_STACK}; README, Performance);"
+                          " 1 on a CPU, where a stack trains no faster per run; on a GPU as many as half its free memory"
+                          f" holds, up to {MAX_GPU_STACK}; README, Performance);"
                           " records and metrics are those of points trained alone")
     run.add_argument("--no-progress", action="store_true")
     run.set_defaults(func=cmd_run)

@@ -16,8 +16,8 @@ from .store import (append_record, driver_lock, latest_records, metric_value, me
 from .worker import run_controls
 
 FINISHED = ("done", "failed")
-# On a GPU a sweep's points of one shape train as one stack, up to this many runs (memory: each run holds about 5 MB
-# of weights, gradients and moments, and its evaluation at most RUNS_PER_PASS at a time; far below a GPU's memory).
+# On a GPU a sweep's points of one shape train as one stack: as many as half the free memory holds (`gpu_stack_size`),
+# up to this many runs.
 MAX_GPU_STACK = 256
 GPU_STATE_EVERY_S = 300.0  # a GPU stack saves its runs' resume state at most this often (hundreds of runs)
 
@@ -33,9 +33,7 @@ def run_sweep(sweep: Sweep, results_dir: Path | None = None, executor: str = "lo
     up to MAX_GPU_STACK points in one stack, trained in this process. Raises BusyError at once when another
     driver runs this sweep."""
     gpu_here = device.startswith("cuda") and executor == "local"
-    if stack is None:
-        stack = MAX_GPU_STACK if gpu_here else 1
-    if not isinstance(stack, int) or stack < 1:
+    if stack is not None and (not isinstance(stack, int) or stack < 1):
         raise ConfigError(f"stack must be an integer >= 1, got {stack!r}")
     if compile not in COMPILE_CHOICES:
         raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {compile!r}")
@@ -53,6 +51,8 @@ def run_sweep(sweep: Sweep, results_dir: Path | None = None, executor: str = "lo
             raise DeviceError(f"--device {device}: torch sees no CUDA GPU on this machine; nothing was run")
     if executor == "ray" and address:
         check_ray_address(address)  # a dead address fails here in seconds, before anything is recorded
+    if stack is None:
+        stack = gpu_stack_size(sweep, device) if gpu_here else 1
     if workers is None:  # one process drives a GPU; on a CPU as many as the cores hold
         workers = 1 if gpu_here else max(1, (os.cpu_count() or 1) // (threads or 1))
     if workers < 1:
@@ -112,6 +112,26 @@ def _drive(sweep: Sweep, results_dir: Path | None, executor: str, workers: int, 
     finally:
         bar.close()
     return counts
+
+
+def gpu_stack_size(sweep: Sweep, device: str) -> int:
+    """How many runs of the sweep's shape share a GPU stack: half the device's free memory over one run's need (its
+    weights, gradient and two AdamW moments, 16 bytes a parameter, plus its training activations, about 40 bytes per
+    sequence position pair of a batch), at most MAX_GPU_STACK (the evaluation runs at most RUNS_PER_PASS at a time)."""
+    import torch
+
+    from ..model import AssignAddTransformer
+    config = RunConfig()
+    for point in sweep.points():  # the first point whose config can exist (a grid may hold some that cannot)
+        try:
+            config = RunConfig().replace(**point.overrides)
+            break
+        except ConfigError:
+            continue
+    params = sum(p.numel() for p in AssignAddTransformer(config).parameters())
+    per_run = 16 * params + 40 * config.train.batch_size * config.task.seq_len ** 2 * config.model.n_layers
+    free, _ = torch.cuda.mem_get_info(torch.device(device))
+    return max(1, min(MAX_GPU_STACK, int(free // 2 // per_run)))
 
 
 def gpu_data_workers() -> int:

@@ -295,14 +295,16 @@ C10_PUSH_CELLS = tuple((int(i), int(d)) for i, d in ONSET["push_cells"])
 C10_PUSH_SHARES = tuple(float(s) for s in ONSET["push_shares"])
 
 
-def onset_arm(direction: str, share: float = 0.0) -> dict:
-    """One arm at copying onset: what is steered (`config.STEER_DIRECTIONS`) and its share."""
+def onset_arm(direction: str, share: float = 0.0, write: str | None = None) -> dict:
+    """One arm at copying onset: what is steered (`config.STEER_DIRECTIONS`), its share and how it is written."""
     return {"train.steer_trigger": float(ONSET["trigger"]), "train.steer_window": int(ONSET["window"]),
             "train.steer_direction": direction, "train.steer_share": float(share),
-            "train.steer_write": ONSET["write"]}
+            "train.steer_write": write or ONSET["write"]}
 
 
 C10_ONSET_ARMS = (onset_arm("none"), onset_arm("identity"), onset_arm("wrong_pairs"))  # twin, removal, sham
+# the hold arms (removal and sham of the map's row contrasts); their twin is c10_onset's
+C10_HOLD_ARMS = (onset_arm("identity", write=ONSET["hold_write"]), onset_arm("wrong_pairs", write=ONSET["hold_write"]))
 C10_PUSH_ARMS = (onset_arm("none"), *(onset_arm(direction, share) for share in C10_PUSH_SHARES
                                       for direction in ("identity", "wrong_pairs")))  # twin, then push and sham
 
@@ -437,6 +439,14 @@ _SWEEPS = {
                     f" crossed design, from the eval at which layer 1 copies (measure 5 >= {ONSET['trigger']}) for"
                     f" {ONSET['window']:,} steps: the identity component of every layer-2 QK update removed, a"
                     f" wrong-pairs sham removed, or nothing (the twin); {DECIDE_STEPS:,} steps, eager"),
+    "c10_onset_hold": Sweep(
+        "c10_onset_hold", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
+        keep=necessity_cell, perturbations=C10_HOLD_ARMS, modes=("eager",), run_first=odds_wrapped_diagonal,
+        x_label="initialization seed", metric_label="1-var train accuracy",
+        description=f"C10's necessity at copying onset, held: the {4 * len(C10_NECESSITY_INITS)} cells of c10_onset,"
+                    f" from the eval at which layer 1 copies for {ONSET['window']:,} steps: each row's contrast of the"
+                    " variable QK map held at its value before every step, for the identity pairing (the removal) or"
+                    f" the wrong pairing (the sham); the twin is c10_onset's; {DECIDE_STEPS:,} steps, eager"),
     "c10_onset_push": Sweep(
         "c10_onset_push", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
         keep=push_cell, perturbations=C10_PUSH_ARMS, modes=("eager",), run_first=odds_wrapped_diagonal,
