@@ -69,13 +69,17 @@ def _runs_of_consecutive(values: Sequence[int]) -> list[str]:
 
 def seeds(values: Iterable[int | str]) -> str:
     """'seed 42'; 'seeds 42, 44 and 49'; 'seeds 42–46 and 49' (three or more in a row as a span); 'no seed'. Run
-    names such as 'seed42' are read as their seed."""
-    found = sorted({int(str(v).removeprefix("seed")) for v in values})
-    if not found:
+    names such as 'seed42' are read as their seed; other run names (a profile's own, 'ci_tiny_1') as 'run NAME'."""
+    texts = {str(v).removeprefix("seed") for v in values}
+    found = sorted(int(t) for t in texts if t.lstrip("-").isdigit())
+    named = sorted(t for t in texts if not t.lstrip("-").isdigit())
+    if not found and not named:
         return "no seed"
-    if len(found) == 1:
-        return f"seed {found[0]}"
-    return f"seeds {listing(_runs_of_consecutive(found))}"
+    parts = ([f"seed {found[0]}"] if len(found) == 1 else [f"seeds {listing(_runs_of_consecutive(found))}"] if found
+             else [])
+    if named:
+        parts.append(("run " if len(named) == 1 else "runs ") + listing(named))
+    return " and ".join(parts)
 
 
 def steps(values: Iterable[int]) -> str:

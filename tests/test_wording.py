@@ -51,6 +51,8 @@ def test_lists_of_seeds_and_steps():
     assert wording.seeds([42, 43, 44, 45, 46, 49]) == "seeds 42–46 and 49"
     assert wording.seeds([42, 43]) == "seeds 42 and 43"  # two in a row are not a span
     assert wording.seeds([]) == "no seed"
+    assert wording.seeds(["ci_tiny_1"]) == "run ci_tiny_1"  # a profile's own run names are named as runs
+    assert wording.seeds(["seed42", "ci_tiny_2", "ci_tiny_1"]) == "seed 42 and runs ci_tiny_1 and ci_tiny_2"
     assert wording.steps([2701, 3201, 5701]) == "2,701, 3,201 and 5,701"
     assert wording.listing([]) == "none" and wording.listing(["a"]) == "a"
     assert wording.listing([1, 2], "or") == "1 or 2"
