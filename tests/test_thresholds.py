@@ -240,6 +240,16 @@ def test_swap_control_without_the_columns_lists_every_run():
     assert control["crossings"]["swap_heldout"].value is None
 
 
+def test_swap_control_of_a_sweep_not_run_yet_is_empty_with_its_columns():
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import SWAP_COLUMNS, swap_control
+    control = swap_control(pd.DataFrame(), "train_fraction")  # the results of a sweep with no record: no columns
+    assert len(control["table"]) == 0 and {"train_fraction", "seed", *SWAP_COLUMNS} <= set(control["table"].columns)
+    assert list(control["missing"].columns) == ["train_fraction", "seed"] and len(control["missing"]) == 0
+    assert all(c.value is None for c in control["crossings"].values())
+
+
 # ---------------------------------------------------------------------------- texts and edge cases, by hand
 def hand_summary(**changes):
     from assignadd_core.analysis.thresholds import Crossing, LogisticFit

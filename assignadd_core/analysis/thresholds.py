@@ -241,7 +241,7 @@ def swap_control(finished, field: str, level: float = 0.9) -> dict:
     table = finished[has].reindex(columns=[field, "seed", *SWAP_COLUMNS, "n_swap_heldout", "n_swap_in_training"])
     table = table.sort_values([field, "seed"]).reset_index(drop=True)
     crossings = {column: crossing(table[field], table[column], level) for column in SWAP_COLUMNS}
-    missing = finished[~has][[field, "seed"]].reset_index(drop=True)
+    missing = finished[~has].reindex(columns=[field, "seed"]).reset_index(drop=True)  # a sweep not run: no columns
     return {"table": table, "crossings": crossings, "missing": missing}
 
 
