@@ -81,6 +81,7 @@ def test_points_keys_subsets_and_validation(tmp_path):
 
 def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
     sweep = tiny_sweep()
+    not_run = results_frame(sweep, tmp_path)  # no record yet: no rows, but a reader finds every column it reads
     counts = run_sweep(sweep, results_dir=tmp_path, workers=2, threads=1, progress=False)
     assert counts == {"done": 2, "failed": 1, "error": 0, "skipped": 0}
     records = {r["params"]["task.train_fraction"]: r for r in read_records(results_path(sweep, tmp_path))}
@@ -97,6 +98,7 @@ def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
         assert kept["step"].tolist() == [1, 11, 21, 30] and set(POOL_NAMES) <= set(kept.columns)
     frame = results_frame(sweep, tmp_path)
     assert list(frame["train_fraction"]) == [0.05, 0.6, 0.9]
+    assert not_run.empty and set(not_run.columns) == set(frame.columns)
     assert (tmp_path / "tiny.csv").read_text().count("\n") == 4
 
     before = results_path(sweep, tmp_path).read_text()

@@ -250,6 +250,16 @@ def test_swap_control_of_a_sweep_not_run_yet_is_empty_with_its_columns():
     assert all(c.value is None for c in control["crossings"].values())
 
 
+def test_a_sweep_not_run_yet_has_no_seed_crossings_and_no_composition_rate():
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import composition_by_value, seed_crossings
+    not_run = pd.DataFrame(columns=["train_fraction", "seed", "1var_train", "value"])  # results_frame's empty table
+    assert seed_crossings(not_run, "train_fraction") == []
+    rates = composition_by_value(not_run, "train_fraction")
+    assert rates.empty and list(rates.columns) == ["train_fraction", "composed", "runs", "rate", "low", "high"]
+
+
 # ---------------------------------------------------------------------------- texts and edge cases, by hand
 def hand_summary(**changes):
     from assignadd_core.analysis.thresholds import Crossing, LogisticFit

@@ -289,7 +289,7 @@ def seed_crossings(done, field: str, metric: str = "value", level: float | None 
     """One `verdicts.SeedCrossing` per seed, read on that seed's composed runs only."""
     from ..verdicts import THRESHOLD_LEVEL, seed_crossing
     level = THRESHOLD_LEVEL if level is None else level
-    kept = done[done["1var_train"].map(composed)]
+    kept = done[done["1var_train"].map(composed).astype(bool)]  # bool: an empty object mask would select columns
     return [seed_crossing(int(seed), runs[field], runs[metric], level) for seed, runs in kept.groupby("seed")]
 
 
