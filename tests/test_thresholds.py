@@ -253,9 +253,11 @@ def test_swap_control_of_a_sweep_not_run_yet_is_empty_with_its_columns():
 def test_a_sweep_not_run_yet_has_no_seed_crossings_and_no_composition_rate():
     import pandas as pd
 
-    from assignadd_core.analysis.thresholds import composition_by_value, seed_crossings
+    from assignadd_core.analysis.thresholds import composition_by_value, logistic_threshold, seed_crossings
     not_run = pd.DataFrame(columns=["train_fraction", "seed", "1var_train", "value"])  # results_frame's empty table
     assert seed_crossings(not_run, "train_fraction") == []
+    assert logistic_threshold(not_run, "train_fraction") == {"threshold": None, "interval": None, "seeds": 0, "runs": 0,
+                                                             "unbounded": 0}
     rates = composition_by_value(not_run, "train_fraction")
     assert rates.empty and list(rates.columns) == ["train_fraction", "composed", "runs", "rate", "low", "high"]
 
