@@ -694,7 +694,7 @@ def test_a_folded_figure_is_checked_opened_and_passed_by_closed(width, chromium,
 
 # Chapters that do not open with a key-results box yet (present.KeyResults): expected to fail, strictly, so that a
 # chapter given its box and left here fails too. Take a chapter off this list when it opens with its box.
-KEY_RESULTS_PENDING = {"06_circuits", "13_claims"}
+KEY_RESULTS_PENDING: set[str] = set()
 
 
 def key_results_problem(view: dict) -> str | None:
