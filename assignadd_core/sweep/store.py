@@ -128,6 +128,16 @@ def results_frame(sweep: Sweep, results_dir: Path | None = None) -> pd.DataFrame
     return frame.sort_values(order, kind="stable").reset_index(drop=True)
 
 
+def finished_metrics(sweep: Sweep, records: pd.DataFrame | None = None,
+                     results_dir: Path | None = None) -> dict[str, pd.DataFrame]:
+    """The metrics table of each finished ("done") point of `sweep`, by key (`records`: its `results_frame`, read
+    here when not given); a running point's table is still being written, a failed one's may be missing."""
+    records = results_frame(sweep, results_dir) if records is None else records
+    folder = metrics_dir(sweep, results_dir)
+    done = records.loc[records["status"] == "done", "key"]
+    return {key: pd.read_csv(folder / f"{key}.csv") for key in done if (folder / f"{key}.csv").is_file()}
+
+
 def write_csv(sweep: Sweep, results_dir: Path | None = None) -> Path:
     path = results_path(sweep, results_dir).with_suffix(".csv")
     atomic_write_text(path, results_frame(sweep, results_dir).to_csv(index=False))
