@@ -22,16 +22,16 @@ venv: $(STAMP)
 # The HTML is rendered from the committed executed chapters (no re-execution) for the browser test;
 # nbval then re-executes every chapter and compares the cells marked NBVAL_CHECK_OUTPUT.
 test: $(STAMP)
-	$(BIN)/python -m assignadd_core.book build
+	$(BIN)/python -m assignadd_core.report.book build
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env tests book/chapters
 
 # papermill executes notebooks/*.ipynb into book/chapters/, then jupyter-book renders _build/html.
 book: $(STAMP)
-	$(BIN)/python -m assignadd_core.book all --profile params/book.yaml
+	$(BIN)/python -m assignadd_core.report.book all --profile params/book.yaml
 
 # Mutation testing (not part of `make test`: about 16 minutes on 2 cores, see README): installs mutmut on first use, runs it
 # over every module of benchmarks/mutation_run.py's PLAN, each against its own tests, and prints the score per module.
-# Narrow it with e.g. `make mutate MUTATE_ONLY=assignadd_core/verdicts.py MUTATE_TESTS=tests/test_verdicts.py`;
+# Narrow it with e.g. `make mutate MUTATE_ONLY=assignadd_core/rules/verdicts.py MUTATE_TESTS=tests/test_verdicts.py`;
 # MUTATE_JOBS parallel mutant workers (single-threaded each).
 MUTMUT       := 3.8.1
 MUTATE_JOBS  ?= 2

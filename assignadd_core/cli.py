@@ -7,8 +7,8 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from .config import SECTIONS, ConfigError, RunConfig
-from .threads import set_threads
+from .core.config import SECTIONS, ConfigError, RunConfig
+from .experiments.threads import set_threads
 
 
 def add_config_flags(parser: argparse.ArgumentParser) -> None:
@@ -39,8 +39,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .run_folder import Run, run_path
-    from .runs import continue_run, train_or_load
+    from .core.run_folder import Run, run_path
+    from .experiments.runs import continue_run, train_or_load
     config = config_from_args(args)
     set_threads(args.threads)
     if args.seeds:
@@ -49,7 +49,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if not args.name:
             raise ConfigError("--continue-from needs --name for the continued run")
         continue_run(Run(run_path(args.continue_from, args.root)), config, args.name, args.root)
-    from .trainer import compile_stages
+    from .experiments.trainer import compile_stages
     compile_stages(args.compile)  # a bad stage list stops here, in one line
     run = train_or_load(config, name=args.name, root=args.root, device=args.device,
                         progress=not args.no_progress, keep_checkpoints=args.keep_checkpoints,
@@ -63,8 +63,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 def train_seeds(args: argparse.Namespace, config: RunConfig) -> int:
     """`train --seeds S1 S2 ...`: one run per seed (folders --name with {seed} filled in, default each config's
     hash), trained in this process in stacks of --stack runs (`stacked`); finished runs are left as they are."""
-    from .run_folder import Run, run_path
-    from .stacked import train_stacked
+    from .core.run_folder import Run, run_path
+    from .experiments.stacked import train_stacked
     if args.continue_from:
         raise ConfigError("--continue-from continues one run; it cannot be combined with --seeds")
     if args.precision != "fp32":
@@ -89,13 +89,13 @@ def train_seeds(args: argparse.Namespace, config: RunConfig) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .run_folder import load_any
-    from .evaluation import evaluate
+    from .core.run_folder import load_any
+    from .core.evaluation import evaluate
     set_threads(args.threads)
     config = RunConfig.from_json(args.config.read_text()) if args.config else None
     model = load_any(args.path, config)
     if args.device != "cpu":
-        from .trainer import resolve_device
+        from .experiments.trainer import resolve_device
         model = model.to(resolve_device(args.device))
     result = evaluate(model)
     if args.json:
@@ -119,7 +119,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 
 def cmd_split(args: argparse.Namespace) -> int:
-    from .data import split_summary
+    from .core.data import split_summary
     config = config_from_args(args)
     summary = split_summary(config.task)
     if args.json:
@@ -145,9 +145,9 @@ def _step_argument(text: str, pair: bool):
 
 
 def cmd_series(args: argparse.Namespace) -> int:
-    from .quantities import QUANTITIES
-    from .run_folder import Run
-    from .series import across, series
+    from .analysis.quantities import QUANTITIES
+    from .core.run_folder import Run
+    from .analysis.series import across, series
     if args.list:
         for name, q in QUANTITIES.items():
             columns = ", ".join(q.columns[:8]) + (f", … ({len(q.columns)} columns on the paper's task)"
@@ -183,8 +183,8 @@ def cmd_series(args: argparse.Namespace) -> int:
 
 
 def cmd_rescue(args: argparse.Namespace) -> int:
-    from .rescue import ARMS, rescue
-    from .run_folder import Run, run_path
+    from .experiments.rescue import ARMS, rescue
+    from .core.run_folder import Run, run_path
     if args.list:
         for arm, stages in ARMS.items():
             print(f"{arm}: " + "; then ".join(f"{steps:,} steps" + (f" with {changes}" if changes else "")
@@ -194,7 +194,7 @@ def cmd_rescue(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown rescue arm {args.arm!r}; arms are {', '.join(ARMS)} (or all)")
     arms = list(ARMS) if args.arm == "all" else [args.arm]
     set_threads(args.threads)
-    from .study import paper
+    from .core.study import paper
     source = Run(run_path(args.source or paper()["runs"]["rescue_source"], args.root))
     for arm in arms:
         stages = rescue(arm, source, root=args.rescue_root, train_missing=True, progress=not args.no_progress)
@@ -342,15 +342,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="where to write the JSON (default runs/sweeps/c9_power.json)")
     po.set_defaults(func=cmd_power)
 
-    from .sweep import register_cli  # the sweep command lives next to its code
+    from .experiments.sweep import register_cli  # the sweep command lives next to its code
     register_cli(sub)
-    from .explorer import register_cli as register_explorer  # so does the explorer's
+    from .report.explorer import register_cli as register_explorer  # so does the explorer's
     register_explorer(sub)
     return parser
 
 
 def cmd_generality(args) -> int:
-    from . import generality
+    from .experiments import generality
     root = generality.ROOT if args.root is None else args.root
     if args.action == "run":
         try:
@@ -372,7 +372,7 @@ def cmd_generality(args) -> int:
 
 
 def cmd_modes(args) -> int:
-    from . import mode_study
+    from .experiments import mode_study
     seed = mode_study.STUDY_SEED if args.seed is None else args.seed
     if args.action == "run":
         mode_study.run_modes(seed, args.only, args.root, progress=not args.no_progress)
@@ -387,7 +387,7 @@ def cmd_modes(args) -> int:
 def cmd_c10_window(args) -> int:
     import pandas as pd
 
-    from . import c10_window
+    from .experiments import c10_window
     if args.action == "run":
         runs = c10_window.train_seeds(root=args.root, progress=not args.no_progress)
     else:
@@ -408,8 +408,8 @@ def cmd_power(args) -> int:
     import pandas as pd
 
     from .analysis import power
-    from .sweep.grid import R_ADDED_VALUES, R_GRID
-    from .sweep.store import sweeps_dir
+    from .experiments.sweep.grid import R_ADDED_VALUES, R_GRID
+    from .experiments.sweep.store import sweeps_dir
     if args.sims < 10:
         raise ConfigError(f"--sims must be at least 10, got {args.sims}")
     results = sweeps_dir() / "r_sweep.csv"
@@ -435,7 +435,7 @@ def cmd_power(args) -> int:
 
 
 def cmd_rules(args) -> int:
-    from . import rule_lock
+    from .report import rule_lock
     if args.action == "record":
         if not args.claim:
             raise ConfigError("rules record needs the claim, e.g. `rules record C9 --what ... --why ... --before ..."
@@ -447,7 +447,7 @@ def cmd_rules(args) -> int:
             raise ConfigError(str(err)) from None
         print(f"{args.claim}: registered {entry['fingerprint']} on {entry['date']}")
         return 0
-    from .rule_reach import missing
+    from .report.rule_reach import missing
     lock, changed = rule_lock.read_lock(), rule_lock.unrecorded()
     holes = {claim: missing(claim) for claim in rule_lock.PARTS}
     for claim in rule_lock.PARTS:
@@ -460,9 +460,9 @@ def cmd_rules(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .checkpoint import CheckpointError
-    from .locks import BusyError
-    from .trainer import DeviceError
+    from .core.checkpoint import CheckpointError
+    from .core.locks import BusyError
+    from .experiments.trainer import DeviceError
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

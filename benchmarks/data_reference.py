@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from assignadd_core.config import TaskConfig
-from assignadd_core.data import LITERAL, ONE_VAR_LEFT, ONE_VAR_RIGHT, TWO_VAR, Batch, Vocab, make_split, type_weights
+from assignadd_core.core.config import TaskConfig
+from assignadd_core.core.data import LITERAL, ONE_VAR_LEFT, ONE_VAR_RIGHT, TWO_VAR, Batch, Vocab, make_split, type_weights
 
 
 def build_sequences(task: TaskConfig, lhs_val, rhs_val, lhs_var, rhs_var, gen: torch.Generator) -> Batch:

@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # data_reference, besi
 
 import data_reference  # noqa: E402
 
-from assignadd_core import data  # noqa: E402
-from assignadd_core.config import TaskConfig  # noqa: E402
-from assignadd_core.data import TrainStream, make_split, stream_chunk, type_weights  # noqa: E402
-from assignadd_core.data_prefetch import ChunkPrefetcher, keep_freed_memory  # noqa: E402
+from assignadd_core.core import data  # noqa: E402
+from assignadd_core.core.config import TaskConfig  # noqa: E402
+from assignadd_core.core.data import TrainStream, make_split, stream_chunk, type_weights  # noqa: E402
+from assignadd_core.experiments.data_prefetch import ChunkPrefetcher, keep_freed_memory  # noqa: E402
 
 BATCH, CHUNK_STEPS = 512, 100
 

@@ -25,8 +25,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assignadd_core import stacked  # noqa: E402
-from assignadd_core.config import RunConfig  # noqa: E402
+from assignadd_core.experiments import stacked  # noqa: E402
+from assignadd_core.core.config import RunConfig  # noqa: E402
 
 STUDY_RUN_STEPS = 10_600_000  # the committed studies' run-steps (README, Performance): about a day of one CPU core
 

@@ -5,7 +5,7 @@
 Reads mutmut's per-file result files (mutants/<module>.py.meta, JSON with the exit code of each mutant's test
 run) and prints, per module, how many mutants the tests killed, how many survived, timed out, had no test
 running their function, or are not checked yet, and the share killed (killed / all mutants of the module).
-GLOBs limit the table to matching modules (e.g. assignadd_core/verdicts.py); --survivors lists the surviving
+GLOBs limit the table to matching modules (e.g. assignadd_core/rules/verdicts.py); --survivors lists the surviving
 mutants' names (`mutmut show NAME` prints the change), --diff prints each one's change instead. `mutmut show`
 reads the mutated copy in mutants/, which a later run narrowed to another module replaces by the plain file;
 --diff mutates the module's current source again (mutmut numbers its mutants the same way each time), so it

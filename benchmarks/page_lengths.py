@@ -1,7 +1,7 @@
 """How long each page of the built book is to read: its height in screens at a laptop's 1280 x 800 and a phone's
 390 x 844, with every fold closed (as a reader first meets it), and the words of its open text.
 
-    python benchmarks/page_lengths.py [BUILD_HTML_DIR]   # default: _build/html (run `python -m assignadd_core.book build`)
+    python benchmarks/page_lengths.py [BUILD_HTML_DIR]   # default: _build/html (run `python -m assignadd_core.report.book build`)
 
 Measured in a headless Chromium (Debian's `chromium`), served from this machine only."""
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main() -> None:
     html = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "_build" / "html"
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     if not html.is_dir():
-        raise SystemExit(f"no built book at {html}: run `python -m assignadd_core.book build` first")
+        raise SystemExit(f"no built book at {html}: run `python -m assignadd_core.report.book build` first")
     if binary is None:
         raise SystemExit("no chromium on PATH (Debian: apt install chromium)")
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(html)))

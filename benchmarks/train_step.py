@@ -14,7 +14,7 @@ process starts, so each policy runs in a fresh copy of this script. And whether 
 native bf16 (where it does not, `--bf16` training falls back to fp32: the bf16 time shows why).
 
 Then, in this process, the faster paths a run can train with: the fused step compiled (`torch.compile`, as
-`--compile on`) and K runs stacked and compiled (`assignadd_core.stacked`, K = --stack-sizes), each as ms per
+`--compile on`) and K runs stacked and compiled (`assignadd_core.experiments.stacked`, K = --stack-sizes), each as ms per
 step per run and as runs per CPU-hour: 3600 / (threads x the projected wall time of one 40,000-step paper run,
 evaluation every 100 steps and the compile time shared by the K runs included). Targets: the fastest fused
 step >= 10x the naive one, the best stacked path >= 2x the runs per CPU-hour of the eager fused step (both at
@@ -49,13 +49,13 @@ import time
 import torch
 import torch.nn.functional as F
 
-from assignadd_core.config import RunConfig
-from assignadd_core.data import TrainStream
-from assignadd_core.evaluation import pool_accuracies
-from assignadd_core.measures import all_measures
-from assignadd_core.model import initial_model
-from assignadd_core.stacked import Stack, StackedStep
-from assignadd_core.trainer import TrainingStep, make_optimizer, native_bf16, train_step
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.data import TrainStream
+from assignadd_core.core.evaluation import pool_accuracies
+from assignadd_core.measure.measures import all_measures
+from assignadd_core.core.model import initial_model
+from assignadd_core.experiments.stacked import Stack, StackedStep
+from assignadd_core.experiments.trainer import TrainingStep, make_optimizer, native_bf16, train_step
 
 POLICIES = ("default", "PASSIVE", "ACTIVE")  # "default": OMP_WAIT_POLICY unset
 # What a duration is: wall time, or this process's CPU time (all its threads), which other processes

@@ -6,7 +6,7 @@ import os
 import pytest
 import torch
 
-from assignadd_core.config import RunConfig
+from assignadd_core.core.config import RunConfig
 
 from scopes import shared
 from tiny import TINY, torch_threads
@@ -19,7 +19,8 @@ def fresh_caches_under_mutation_testing():
     functions that build them would never run. Under mutation testing (mutmut sets MUTANT_UNDER_TEST) the
     caches start empty; otherwise nothing changes."""
     if "MUTANT_UNDER_TEST" in os.environ:  # set, possibly empty, in every mutmut phase
-        from assignadd_core import data, measures
+        from assignadd_core.core import data
+        from assignadd_core.measure import measures
         for cached in (data.make_split, data.eval_pools, data.exact_sets, data._layout, data._smallest_network,
                        data._training_tables, measures.measurement_batch):
             getattr(cached, "cache_clear", lambda: None)()
@@ -45,6 +46,6 @@ def paper_config() -> RunConfig:
 @pytest.fixture(scope=shared("session"))
 def tiny_run(tiny_config, tmp_path_factory):
     """One finished tiny run, shared read-only by the tests that only inspect a run."""
-    from assignadd_core.trainer import train
+    from assignadd_core.experiments.trainer import train
     with torch_threads(1):
         return train(tiny_config, tmp_path_factory.mktemp("runs") / "tiny", progress=False)

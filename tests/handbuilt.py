@@ -31,9 +31,9 @@ import itertools
 
 import torch
 
-from assignadd_core.config import RunConfig
-from assignadd_core.data import Vocab
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.data import Vocab
+from assignadd_core.core.model import AssignAddTransformer
 
 from tiny import TINY
 

@@ -4,12 +4,12 @@ import pytest
 import torch
 
 from assignadd_core.analysis import addition
-from assignadd_core.checkpoint import load_tl_state_dict, reference_weights_path
-from assignadd_core.config import RunConfig
-from assignadd_core.data import LITERAL, Vocab
-from assignadd_core.data import make_split
-from assignadd_core.measures import operand_pairs
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.core.checkpoint import load_tl_state_dict, reference_weights_path
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.data import LITERAL, Vocab
+from assignadd_core.core.data import make_split
+from assignadd_core.measure.measures import operand_pairs
+from assignadd_core.core.model import AssignAddTransformer
 
 import handbuilt
 

@@ -5,11 +5,11 @@ import math
 import pytest
 import torch
 
-from assignadd_core import trainer
-from assignadd_core.config import ConfigError, RunConfig
-from assignadd_core.evaluation import evaluate
-from assignadd_core.measures import all_measures
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.experiments import trainer
+from assignadd_core.core.config import ConfigError, RunConfig
+from assignadd_core.core.evaluation import evaluate
+from assignadd_core.measure.measures import all_measures
+from assignadd_core.core.model import AssignAddTransformer
 from tiny import torch_threads
 
 

@@ -1,5 +1,5 @@
 """Which checkpoints a run commits."""
-from assignadd_core import artifacts
+from assignadd_core.experiments import artifacts
 
 
 def test_kept_checkpoints_exist_and_include_the_provenance_steps(tiny_run, capsys):

@@ -2,9 +2,9 @@
 claims those rules test. Skipped where their weights are absent (they are not part of this project)."""
 import pytest
 
-from assignadd_core import per_seed
-from assignadd_core.checkpoint import load_tl_state_dict, reference_weights_path
-from assignadd_core.verdicts import REPRODUCED
+from assignadd_core.experiments import per_seed
+from assignadd_core.core.checkpoint import load_tl_state_dict, reference_weights_path
+from assignadd_core.rules.verdicts import REPRODUCED
 
 REFERENCE = reference_weights_path()
 pytestmark = pytest.mark.skipif(REFERENCE is None or not REFERENCE.is_file(),

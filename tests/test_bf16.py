@@ -5,11 +5,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from assignadd_core.loss import autocast_context
-from assignadd_core import trainer
-from assignadd_core.config import RunConfig
-from assignadd_core.data import TrainStream
-from assignadd_core.model import initial_model
+from assignadd_core.core.loss import autocast_context
+from assignadd_core.experiments import trainer
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.data import TrainStream
+from assignadd_core.core.model import initial_model
 
 from test_trainer import final_weights, interrupt_at
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from assignadd_core import book
+from assignadd_core.report import book
 
 ROOT = book.ROOT
 ARTIFACTS = ROOT / "artifacts"
@@ -153,7 +153,7 @@ def test_figure_outputs_carry_html_for_the_book_and_plotly_json_for_jupyter():
     import plotly.graph_objects as go
     import plotly.io as pio
 
-    from assignadd_core import plots
+    from assignadd_core.report import plots
     plots.setup_plotly()
     figure = go.Figure(go.Scatter(x=[1, 2], y=[3, 4])).update_layout(width=1500, height=400).to_dict()
     first, second = (pio.renderers._build_mime_bundle(figure) for _ in range(2))
@@ -424,7 +424,7 @@ def test_page_loads_nothing_from_the_network_and_logs_no_error(page, page_report
     report = page_reports(page)
     assert not report.external, (f"{page} requested {len(report.external)} URL(s) off this machine, e.g."
                                  f" {report.external[0]} (a chapter executed before the offline renderer:"
-                                 f" re-execute it with `python -m assignadd_core.book execute --only SLUG`)")
+                                 f" re-execute it with `python -m assignadd_core.report.book execute --only SLUG`)")
     assert not report.errors, f"{page}: {len(report.errors)} console error(s): " + " | ".join(report.errors[:5])
 
 
@@ -729,7 +729,7 @@ def test_the_first_screen_check_fails_on_a_key_results_box_moved_down(width, chr
     """The same box under the title passes, moved below a screen of text fails, and a page without one fails."""
     from browser import Chromium
 
-    from assignadd_core import present
+    from assignadd_core.report import present
     box = present.KeyResults("Does it?", present.Quote("yes", "the paper"), present.Answer("no", "not reproduced"),
                              "because")._repr_html_()
     pages = {"top": KEY_RESULTS_PAGE.replace("ABOVE", "0").replace("BOX", box),
@@ -811,7 +811,7 @@ def test_no_figure_plays_by_itself(page, html):
 @pytest.mark.parametrize("page", BOOK_PAGES)
 def test_no_page_shows_a_raw_key_where_the_core_has_a_display_name(page, reader_views, html):
     """Pool, measure, hook and quantity keys (those with an underscore or a dot) appear only in code."""
-    from assignadd_core.names import _KEY_PATTERN
+    from assignadd_core.report.names import _KEY_PATTERN
     if not (html / f"{page}.html").is_file():
         pytest.skip(f"{page} is not in this build")
     found = sorted(set(_KEY_PATTERN.findall(reader_views(page)["text"])))
@@ -846,7 +846,7 @@ def test_a_rebuild_that_differs_in_last_digits_keeps_the_committed_chapter():
 def test_the_result_box_opens_a_chapter_that_tests_a_claim(tmp_path):
     import nbformat
 
-    from assignadd_core import claims, present
+    from assignadd_core.report import claims, present
     root = tmp_path / "runs"
     claims.record_claim("C4", ours="5 of 5 seeds: measure 2 = 1.00", verdict="reproduced", root=root)
     chapter = tmp_path / "06_circuits.ipynb"
@@ -903,7 +903,7 @@ def test_the_front_page_opens_with_the_claim_the_circuit_and_the_tally(width, ch
     least 11 px, in the page's text colour in the dark theme too), then the tally: all on a laptop's first screen."""
     from browser import Chromium
 
-    from assignadd_core.palette import PARTS
+    from assignadd_core.report.palette import PARTS
     if not (html / "book/intro.html").is_file():
         pytest.skip("the intro is not in this build")
     driver = Chromium(chromium, width=width, height=SCREENS[width], phone=width < 600)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from assignadd_core import c10_window
+from assignadd_core.experiments import c10_window
 
 
 def metrics(m5, m4, m3, one_var, start=1, every=100):

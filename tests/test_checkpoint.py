@@ -4,13 +4,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from assignadd_core.checkpoint import (CheckpointError, load_model, load_tl_state_dict,
+from assignadd_core.core.checkpoint import (CheckpointError, load_model, load_tl_state_dict,
                                        reference_weights_path, save_model)
-from assignadd_core.config import RunConfig
-from assignadd_core.run_folder import load_any
-from assignadd_core.data import eval_pools, sample_queries
-from assignadd_core.evaluation import batch_accuracy
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.run_folder import load_any
+from assignadd_core.core.data import eval_pools, sample_queries
+from assignadd_core.core.evaluation import batch_accuracy
+from assignadd_core.core.model import AssignAddTransformer
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from assignadd_core.analysis import circuits
-from assignadd_core.data import QUERY_TYPE_NAMES, Vocab, eval_pools, sample_queries
-from assignadd_core.measures import previous_token_qk_score, variable_identity_score
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.core.data import QUERY_TYPE_NAMES, Vocab, eval_pools, sample_queries
+from assignadd_core.measure.measures import previous_token_qk_score, variable_identity_score
+from assignadd_core.core.model import AssignAddTransformer
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -134,8 +134,8 @@ def test_restricted_minus_trained_reads_the_forbidden_cells():
     import torch
 
     from assignadd_core.analysis.circuits import restricted_minus_trained
-    from assignadd_core.config import RunConfig
-    from assignadd_core.data import make_split
+    from assignadd_core.core.config import RunConfig
+    from assignadd_core.core.data import make_split
     split = make_split(RunConfig().task)
     table = torch.zeros(12, 2)
     table[split.left_forbidden_vars, 0] = 1.0  # k, l scored 1 on the left, everything else 0

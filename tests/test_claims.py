@@ -11,8 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from assignadd_core import book, claims
-from assignadd_core.claims import CLAIMS_ENV, record_claim, write_claims_csv
+from assignadd_core.report import book, claims
+from assignadd_core.report.claims import CLAIMS_ENV, record_claim, write_claims_csv
 
 COMMITTED = book.ROOT / "runs" / "claims"
 
@@ -25,7 +25,7 @@ def chapter_like(path: Path) -> Path:
     """A two-cell chapter: parameters, then a verdict recorded for C1 from its run name."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell('run = "seed42"', metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell('from assignadd_core.claims import record_claim\n'
+                nbformat.v4.new_code_cell('from assignadd_core.report.claims import record_claim\n'
                                           'record_claim("C1", ours=f"judged on {run}", verdict="not reproduced")\n'
                                           'print("recorded?")')]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}

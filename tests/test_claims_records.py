@@ -8,10 +8,10 @@ import nbformat
 import pandas as pd
 import pytest
 
-from assignadd_core import claims
-from assignadd_core.claims import CLAIMS, CLAIMS_ENV, VERDICT_COLORS, VERDICTS
-from assignadd_core.config import ConfigError
-from assignadd_core.verdicts import RULES
+from assignadd_core.report import claims
+from assignadd_core.report.claims import CLAIMS, CLAIMS_ENV, VERDICT_COLORS, VERDICTS
+from assignadd_core.core.config import ConfigError
+from assignadd_core.rules.verdicts import RULES
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from assignadd_core.checkpoint import reference_weights_path
+from assignadd_core.core.checkpoint import reference_weights_path
 from assignadd_core.cli import main
-from assignadd_core.config import RunConfig, all_keys
-from assignadd_core.data import EXACT_NAMES, POOL_NAMES
+from assignadd_core.core.config import RunConfig, all_keys
+from assignadd_core.core.data import EXACT_NAMES, POOL_NAMES
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 TINY_FLAGS = ["--modulus", "7", "--n-vars", "4", "--n-left-only", "1", "--n-right-only", "1", "--d-model", "16",
@@ -164,7 +164,7 @@ def test_eval_config_reads_a_state_dict_with_that_config(cli_run, capsys, tmp_pa
 
 def test_train_threads_sets_torchs_threads(tmp_path, monkeypatch):
     """`--threads N` is in effect when training starts (the trainer stand-in records it, then stops)."""
-    import assignadd_core.runs as runs
+    import assignadd_core.experiments.runs as runs
     seen = []
 
     def record(*args, **kwargs):

@@ -8,14 +8,14 @@ import json
 import pytest
 import torch
 
-from assignadd_core.loss import fused_loss
-from assignadd_core import trainer
-from assignadd_core.config import ConfigError, RunConfig
-from assignadd_core.data import TrainStream
-from assignadd_core.model import initial_model
-from assignadd_core.run_folder import Run
-from assignadd_core.sweep import SWEEPS
-from assignadd_core.sweep.grid import FACTORIAL_SEEDS
+from assignadd_core.core.loss import fused_loss
+from assignadd_core.experiments import trainer
+from assignadd_core.core.config import ConfigError, RunConfig
+from assignadd_core.core.data import TrainStream
+from assignadd_core.core.model import initial_model
+from assignadd_core.core.run_folder import Run
+from assignadd_core.experiments.sweep import SWEEPS
+from assignadd_core.experiments.sweep.grid import FACTORIAL_SEEDS
 from tiny import torch_threads
 from test_trainer import interrupt_at
 
@@ -110,8 +110,8 @@ def test_init_and_data_seeds_default_to_seed_and_keep_every_hash(tiny_config):
 
 def test_every_committed_config_keeps_its_hash():
     """Each sweep line stores its config and the hash it was run under; main runs are named by seed."""
-    from assignadd_core.run_folder import DEFAULT_ROOT
-    from assignadd_core.sweep import read_records
+    from assignadd_core.core.run_folder import DEFAULT_ROOT
+    from assignadd_core.experiments.sweep import read_records
     checked = 0
     for path in (DEFAULT_ROOT / "sweeps").glob("*.jsonl"):
         for record in read_records(path):

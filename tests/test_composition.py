@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from assignadd_core.analysis import composition as comp
-from assignadd_core.stats import Rate
+from assignadd_core.rules.stats import Rate
 from test_phases import synthetic
 
 
@@ -171,13 +171,13 @@ def test_mode_pairs_flip_tables_and_the_saving():
 
 
 def test_stream_overlap_tells_a_near_setting_from_another_data_order():
-    from assignadd_core.config import TaskConfig
+    from assignadd_core.core.config import TaskConfig
     task = TaskConfig(modulus=7, n_vars=4, n_left_only=1, n_right_only=1, pool_size=50)
     same = comp.stream_overlap(task, task, 3, range(1, 3), batch_size=16)
     assert same == {"same_layout": 1.0, "same_tokens": 1.0}
     near = comp.stream_overlap(TaskConfig(**{**task.__dict__, "train_fraction": 0.6}), task, 3, range(1, 3), 16)
     assert near["same_layout"] == 1.0 and near["same_tokens"] < 1.0  # another f: the same layout, other pairs
-    from assignadd_core.data import TrainStream
+    from assignadd_core.core.data import TrainStream
     a, b = TrainStream(task, 16, 3).batch(1)[0], TrainStream(task, 16, 4).batch(1)[0]
     assert (a == b).float().mean() < near["same_tokens"]  # another seed shares far less
 

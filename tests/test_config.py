@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from assignadd_core.config import ConfigError, RunConfig, TaskConfig, all_keys
-from assignadd_core.data import make_split
+from assignadd_core.core.config import ConfigError, RunConfig, TaskConfig, all_keys
+from assignadd_core.core.data import make_split
 
 
 def assert_one_line_error(excinfo, *words: str) -> None:
@@ -120,7 +120,7 @@ def test_hash_is_stable_across_processes_and_construction_order(tiny_config):
     assert a.hash() == b.hash()
     assert len(a.hash()) == 12 and int(a.hash(), 16) >= 0
     # a fresh interpreter with another string-hash seed computes the same hash
-    code = ("from assignadd_core.config import RunConfig; import sys, json;"
+    code = ("from assignadd_core.core.config import RunConfig; import sys, json;"
             "print(RunConfig.from_json(sys.stdin.read()).hash())")
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     for config in (RunConfig(), tiny_config):
@@ -151,7 +151,7 @@ def test_every_key_is_overridable():
 def test_operand_positions_are_the_query_operands(seq_len):
     # `+ lhs rhs =` ends every sequence, so the operands sit 3 and 2 from the end whatever the length
     import torch
-    from assignadd_core.data import Vocab, sample_queries
+    from assignadd_core.core.data import Vocab, sample_queries
     task = TaskConfig(seq_len=seq_len)
     lhs, rhs = task.operand_positions
     assert (lhs, rhs) == (seq_len - 3, seq_len - 2)

@@ -2,11 +2,11 @@
 import pytest
 import torch
 
-from assignadd_core.checkpoint import CheckpointError
+from assignadd_core.core.checkpoint import CheckpointError
 from assignadd_core.cli import main
-from assignadd_core.config import ConfigError
-from assignadd_core.run_folder import Run
-from assignadd_core.runs import continue_run, train_or_load
+from assignadd_core.core.config import ConfigError
+from assignadd_core.core.run_folder import Run
+from assignadd_core.experiments.runs import continue_run, train_or_load
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

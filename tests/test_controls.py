@@ -7,10 +7,10 @@ import pytest
 import torch
 
 import handbuilt
-from assignadd_core import stats
+from assignadd_core.rules import stats
 from assignadd_core.analysis import controls
 from assignadd_core.analysis import interventions as iv
-from assignadd_core.data import eval_pools, exact_sets, make_split, sample_queries
+from assignadd_core.core.data import eval_pools, exact_sets, make_split, sample_queries
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -127,7 +127,7 @@ def test_frequencies_for_share():
 
 
 def test_fourier_null_shapes_and_order(tiny_config):
-    from assignadd_core.model import initial_model
+    from assignadd_core.core.model import initial_model
     model = initial_model(tiny_config).eval()
     out = controls.fourier_null(model, n_untrained=2, n_shuffles=5)
     assert len(out["untrained"]) == 2 and len(out["shuffled"]) == 5

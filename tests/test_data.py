@@ -10,8 +10,8 @@ import collections
 import pytest
 import torch
 
-from assignadd_core.config import ConfigError, TaskConfig
-from assignadd_core.data import (EXACT_NAMES, POOL_NAMES, TrainStream, Vocab, eval_pools, exact_sets,
+from assignadd_core.core.config import ConfigError, TaskConfig
+from assignadd_core.core.data import (EXACT_NAMES, POOL_NAMES, TrainStream, Vocab, eval_pools, exact_sets,
                                  make_split, sample_queries, split_summary)
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -452,7 +452,7 @@ def test_train_stream_steps_are_fixed_slices_of_seeded_chunks(tiny_config):
     """Step s is rows (s-1) % 100 of chunk (s-1) // 100, a chunk being `sample_queries` of 100 batches from the
     generator seeded (seed · 1,000,003 + chunk · 7,919 + 17) mod 2⁶³: every committed run's batches depend on
     this, so it is pinned here."""
-    from assignadd_core.data import sample_queries
+    from assignadd_core.core.data import sample_queries
     task, bs, seed = tiny_config.task, 8, 5
     stream = TrainStream(task, bs, seed)
 
@@ -475,7 +475,7 @@ def test_unknown_token_message_lists_the_vocabulary(tiny_config):
 
 
 def test_a_pool_row_that_does_not_fit_its_query_fails():
-    from assignadd_core.data import PAIR_SETS, POOLS, VARIABLE_RULES, PoolSpec
+    from assignadd_core.core.data import PAIR_SETS, POOLS, VARIABLE_RULES, PoolSpec
     pool = POOLS[0]
     fields = {f: getattr(pool, f) for f in ("name", "query", "pairs", "variables", "label")}
     PoolSpec(**fields)  # the table's own row is fine

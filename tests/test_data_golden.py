@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import torch
 
-from assignadd_core.config import TaskConfig
-from assignadd_core.data import (TORCH_SORT_STABLE_UP_TO, Batch, TrainStream, _first_variables, _layout,
+from assignadd_core.core.config import TaskConfig
+from assignadd_core.core.data import (TORCH_SORT_STABLE_UP_TO, Batch, TrainStream, _first_variables, _layout,
                                  _merge_exchange, _pads_before, _ranks, _smallest, compact_dtype, eval_pools,
                                  exact_sets, sample_queries)
 

@@ -1,4 +1,4 @@
-"""The chunk prefetcher (assignadd_core.data_prefetch): exactly the streams' own batches, built in forked worker
+"""The chunk prefetcher (assignadd_core.experiments.data_prefetch): exactly the streams' own batches, built in forked worker
 processes, and no worker left behind however the consumer stops."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from assignadd_core import data_prefetch
-from assignadd_core.config import ConfigError, TaskConfig
-from assignadd_core.data import TrainStream
-from assignadd_core.data_prefetch import ChunkPrefetcher
+from assignadd_core.experiments import data_prefetch
+from assignadd_core.core.config import ConfigError, TaskConfig
+from assignadd_core.core.data import TrainStream
+from assignadd_core.experiments.data_prefetch import ChunkPrefetcher
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -110,9 +110,9 @@ def alive(pid: int) -> bool:
 
 
 CONSUMER = """
-from assignadd_core.config import TaskConfig
-from assignadd_core.data import TrainStream
-from assignadd_core.data_prefetch import ChunkPrefetcher
+from assignadd_core.core.config import TaskConfig
+from assignadd_core.core.data import TrainStream
+from assignadd_core.experiments.data_prefetch import ChunkPrefetcher
 prefetcher = ChunkPrefetcher([TrainStream(TaskConfig(), 512, seed) for seed in range(4)], workers=2, ahead=2)
 prefetcher.batch(1); prefetcher.batch(2)
 print(" ".join(str(p.pid) for p in __import__("multiprocessing").active_children()), flush=True)

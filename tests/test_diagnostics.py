@@ -8,8 +8,8 @@ import torch
 
 import handbuilt
 from assignadd_core.analysis import circuits, diagnostics
-from assignadd_core.data import Vocab, eval_pools
-from assignadd_core.model import initial_model
+from assignadd_core.core.data import Vocab, eval_pools
+from assignadd_core.core.model import initial_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

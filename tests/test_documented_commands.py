@@ -105,7 +105,7 @@ def test_the_documents_show_the_commands_this_test_expects():
     texts = [c.text for c in ALL]
     assert any("papermill notebooks/02_training_phases.ipynb" in t and "--log-output" in t for t in texts)
     assert any("papermill --help-notebook notebooks/02_training_phases.ipynb" in t for t in texts)
-    assert any("assignadd_core.book execute --only 06_circuits --profile my_profile.yaml" in t for t in texts)
+    assert any("assignadd_core.report.book execute --only 06_circuits --profile my_profile.yaml" in t for t in texts)
     assert any(t.startswith("for seed in") for t in texts) and len(ALL) >= 30
 
 
@@ -264,7 +264,7 @@ def eval_pth(box) -> str:
     """The authors' state dict when present, else our seed42 in their format (same weights, same numbers)."""
     import torch
 
-    from assignadd_core.checkpoint import load_model, reference_weights_path
+    from assignadd_core.core.checkpoint import load_model, reference_weights_path
     from test_checkpoint import tl_state_dict
     reference = reference_weights_path()
     if reference is not None:
@@ -301,7 +301,7 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
         return [Step(tiny, papermill_check)]
     if head.startswith("printf ") and "my_profile.yaml" in head:
         return [Step(head, ok())]
-    if re.match(py + r"\.book execute .*--profile my_profile\.yaml", head):
+    if re.match(py + r"\.report\.book execute .*--profile my_profile\.yaml", head):
         def tinier(result, box):
             profile = yaml.safe_load((box.tree / "my_profile.yaml").read_text())
             for values in profile.values():
@@ -309,7 +309,7 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
             (box.tree / "my_profile_tiny.yaml").write_text(yaml.safe_dump(profile))
         tinier(None, box)
         return [Step(head.replace("my_profile.yaml", "my_profile_tiny.yaml"), execute_check)]
-    if re.match(py + r"\.book build$", head):  # the book links the main runs' metrics, the claims table, sweep CSVs
+    if re.match(py + r"\.report\.book build$", head):  # the book links the main runs' metrics, the claims table, sweep CSVs
         return [Step(head, build_check, adds=("claims.csv", *(f"seed{s}/metrics.csv" for s in range(42, 52)),
                                               *(f"sweeps/{n}.csv" for n in ("f_sweep", "r_sweep", "r_sweep_share_only",
                                                                            "composition_odds", "composition_flips"))))]

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 import torch
 
-from assignadd_core import book, explorer
-from assignadd_core.config import RunConfig
-from assignadd_core.data import POOL_NAMES, Vocab, eval_pools
-from assignadd_core.model import AssignAddTransformer
-from assignadd_core.run_folder import Run, current_root
+from assignadd_core.report import book, explorer
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.data import POOL_NAMES, Vocab, eval_pools
+from assignadd_core.core.model import AssignAddTransformer
+from assignadd_core.core.run_folder import Run, current_root
 
 ROOT = book.ROOT
 PAGE = "book/explorer.html"

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from assignadd_core import claims, front_page
-from assignadd_core.claims import CLAIMS
-from assignadd_core.run_folder import DEFAULT_ROOT
+from assignadd_core.report import claims, front_page
+from assignadd_core.report.claims import CLAIMS
+from assignadd_core.core.run_folder import DEFAULT_ROOT
 
 
 def test_scoreboard_has_one_line_per_claim_with_the_recorded_verdicts(tmp_path):
@@ -44,7 +44,7 @@ def test_update_rewrites_between_markers_only_and_is_idempotent(tmp_path):
 
 
 def test_chapter_times_are_kept_from_the_execution_that_changed_the_chapter(tmp_path):
-    from assignadd_core import book
+    from assignadd_core.report import book
     times = tmp_path / "times.json"
     book.record_time("02_training_phases", 61.4, changed=True, path=times)
     book.record_time("02_training_phases", 75.0, changed=False, path=times)  # same bytes: the time stays
@@ -56,7 +56,7 @@ def test_chapter_times_are_kept_from_the_execution_that_changed_the_chapter(tmp_
 
 def test_a_tree_without_the_committed_runs_keeps_its_hero_figure(tmp_path, monkeypatch, capsys):
     """`book build` in a copy of the sources (no runs/): the scoreboard is rewritten, the hero left as it was."""
-    from assignadd_core import book
+    from assignadd_core.report import book
     intro, readme = tmp_path / "intro.md", tmp_path / "README.md"
     intro.write_text(book.INTRO.read_text())
     readme.write_text(book.README.read_text())
@@ -121,8 +121,8 @@ def test_the_columns_sentence_explains_every_column_of_the_scoreboard(tmp_path):
 
 
 def test_the_circuit_diagram_is_drawn_from_the_palette_and_the_task():
-    from assignadd_core import diagram
-    from assignadd_core.palette import PARTS
+    from assignadd_core.report import diagram
+    from assignadd_core.report.palette import PARTS
     assert [node.part for node in diagram.nodes()] == list(PARTS)  # tokens, copy, lookup, move, MLP, answer
     assert diagram.nodes()[-1].detail == ("(40 + 27) mod 59 = 8",)
     assert diagram.nodes(modulus=61)[-1].detail == ("(40 + 27) mod 61 = 6",)  # the words follow the task
@@ -135,7 +135,7 @@ def test_the_circuit_diagram_is_drawn_from_the_palette_and_the_task():
 
 
 def test_the_intro_holds_the_current_circuit_diagram():
-    from assignadd_core import book, diagram
+    from assignadd_core.report import book, diagram
     text = book.INTRO.read_text()
     start, end = front_page.CIRCUIT
     assert text.split(start)[1].split(end)[0].strip() == diagram.circuit_html(), "run the build"

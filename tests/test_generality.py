@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from assignadd_core import generality, verdicts
+from assignadd_core.experiments import generality
+from assignadd_core.rules import verdicts
 from assignadd_core.analysis import generality as reading
-from assignadd_core.config import ConfigError
-from assignadd_core.measures import all_measures, measurement_batch
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.core.config import ConfigError
+from assignadd_core.measure.measures import all_measures, measurement_batch
+from assignadd_core.core.model import AssignAddTransformer
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

@@ -5,12 +5,12 @@ import pytest
 import torch
 
 from assignadd_core.analysis import generalization as gen
-from assignadd_core.config import RunConfig
-from assignadd_core.data import VAR_RESTRICTED, eval_pools, exact_sets, make_split
-from assignadd_core.checkpoint import save_model
-from assignadd_core.model import AssignAddTransformer
-from assignadd_core.run_folder import Run
-from assignadd_core.series import series
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.data import VAR_RESTRICTED, eval_pools, exact_sets, make_split
+from assignadd_core.core.checkpoint import save_model
+from assignadd_core.core.model import AssignAddTransformer
+from assignadd_core.core.run_folder import Run
+from assignadd_core.analysis.series import series
 
 import handbuilt
 
@@ -98,7 +98,7 @@ def test_restricted_by_side_over_a_run(tmp_path):
     assert long.groupby("step")["n"].sum().eq(forbidden).all()
     # the final model's table agrees with the evaluation's own accuracy
     table = gen.evaluate_table(run.load_model(), pools["1var_var_restricted"])
-    from assignadd_core.evaluation import batch_accuracy
+    from assignadd_core.core.evaluation import batch_accuracy
     assert table["correct"].mean() == pytest.approx(batch_accuracy(run.load_model(), pools["1var_var_restricted"]))
     by_pair = gen.accuracy_by(table, ["lhs", "rhs"])
     assert by_pair["n"].sum() == len(table) and set(by_pair.index.names) == {"lhs", "rhs"}

@@ -7,13 +7,13 @@ import math
 import pytest
 import torch
 
-from assignadd_core import stacked, trainer
-from assignadd_core.config import RunConfig
-from assignadd_core.data import TrainStream
-from assignadd_core.model import initial_model
-from assignadd_core.quantities import logged_row
-from assignadd_core.run_folder import Run
-from assignadd_core.stack_eval import StackEvaluator
+from assignadd_core.experiments import stacked, trainer
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.data import TrainStream
+from assignadd_core.core.model import initial_model
+from assignadd_core.analysis.quantities import logged_row
+from assignadd_core.core.run_folder import Run
+from assignadd_core.experiments.stack_eval import StackEvaluator
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch sees none here)")
 CUDA = torch.device("cuda")

@@ -14,12 +14,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from assignadd_core import trainer
+from assignadd_core.experiments import trainer
 from assignadd_core.cli import main
-from assignadd_core.config import RunConfig
-from assignadd_core.locks import BusyError, exclusive, holder_path
-from assignadd_core.run_folder import Run
-from assignadd_core.sweep import Sweep, read_records, results_path, run_sweep
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.locks import BusyError, exclusive, holder_path
+from assignadd_core.core.run_folder import Run
+from assignadd_core.experiments.sweep import Sweep, read_records, results_path, run_sweep
 from tiny import TINY
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -32,7 +32,7 @@ FLAGS = ["--modulus", "7", "--n-vars", "4", "--n-left-only", "1", "--n-right-onl
 # running when the second one starts.
 SLOW = """
 import sys, time
-from assignadd_core import trainer
+from assignadd_core.experiments import trainer
 real = trainer.train_step
 def slow(*args, **kwargs):
     time.sleep(0.2)
@@ -119,7 +119,7 @@ def test_second_trainer_is_refused_and_a_killed_run_resumes(tmp_path, capsys):
 def test_second_sweep_driver_is_refused_and_a_killed_sweep_resumes(tmp_path):
     grid = {"task.train_fraction": (0.05, 0.6, 0.9)}  # run order 0.05 (fails at once), 0.9, 0.6
     sweep = Sweep("tiny", grid, metric="0var_heldout", base=TINY, seeds=(1,))
-    body = (f"from pathlib import Path\nfrom assignadd_core.sweep import Sweep, run_sweep\n"
+    body = (f"from pathlib import Path\nfrom assignadd_core.experiments.sweep import Sweep, run_sweep\n"
             f"run_sweep(Sweep('tiny', {grid!r}, metric='0var_heldout', base={TINY!r}, seeds=(1,)),"
             f" results_dir=Path(sys.argv[1]), workers=1, progress=False)")
     lock = tmp_path / ".tiny.lock"

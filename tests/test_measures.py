@@ -11,11 +11,11 @@ import math
 import pytest
 import torch
 
-from assignadd_core.data import Vocab
-from assignadd_core.measures import (MEASURE_NAMES, activation_measures, addition_module_accuracy, all_measures,
+from assignadd_core.core.data import Vocab
+from assignadd_core.measure.measures import (MEASURE_NAMES, activation_measures, addition_module_accuracy, all_measures,
                                      measurement_batch, previous_token_qk_score, probe_accuracy,
                                      value_positions, variable_identity_score, variable_qk_map)
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.core.model import AssignAddTransformer
 
 import handbuilt
 
@@ -275,8 +275,8 @@ def test_probe_measure_without_copied_variables_is_low(blank):
 
 
 def test_measurement_batch_is_the_first_rows_of_every_pool(tiny_config):
-    from assignadd_core.data import eval_pools
-    from assignadd_core.measures import MEASUREMENT_ROWS_PER_POOL
+    from assignadd_core.core.data import eval_pools
+    from assignadd_core.measure.measures import MEASUREMENT_ROWS_PER_POOL
     pools = eval_pools(tiny_config.task)
     batch = measurement_batch(tiny_config.task)
     rows = min(MEASUREMENT_ROWS_PER_POOL, tiny_config.task.pool_size)

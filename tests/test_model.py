@@ -5,8 +5,8 @@ import pytest
 import torch
 from transformer_lens import ActivationCache, FactoredMatrix
 
-from assignadd_core.data import sample_queries
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.core.data import sample_queries
+from assignadd_core.core.model import AssignAddTransformer
 
 from scopes import shared
 

@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core.loss import fused_loss
-from assignadd_core import trainer
-from assignadd_core.config import ConfigError
-from assignadd_core.data import TrainStream
-from assignadd_core.model import initial_model
-from assignadd_core.run_folder import Run
+from assignadd_core.core.loss import fused_loss
+from assignadd_core.experiments import trainer
+from assignadd_core.core.config import ConfigError
+from assignadd_core.core.data import TrainStream
+from assignadd_core.core.model import initial_model
+from assignadd_core.core.run_folder import Run
 from test_trainer import assert_same_weights, final_weights, interrupt_at, metric_rows
 from tiny import torch_threads
 
@@ -62,7 +62,7 @@ def test_an_fp64_run_is_close_to_fp32_and_resumes_exactly(tiny_config, tiny_run,
 def test_the_mode_study_trains_its_modes_and_measures_them(tmp_path, monkeypatch):
     """On a tiny config: every mode trains into its folder (same config), the distances and step differences are
     written, compiled-vs-eager differences are small but not all zero."""
-    from assignadd_core import mode_study
+    from assignadd_core.experiments import mode_study
     from tiny import TINY
     monkeypatch.setattr(mode_study, "study_config", lambda seed=58: trainer.RunConfig().replace(**TINY, seed=seed))
     monkeypatch.setattr(mode_study, "DIFFERENCE_STEPS", (1, 11))
@@ -86,7 +86,7 @@ def test_a_clone_without_checkpoints_replays_them_and_the_replay_is_the_run(tmp_
     the replay's logged losses are its run's exactly (the step is deterministic, the learning rate constant)."""
     import shutil
 
-    from assignadd_core import mode_study
+    from assignadd_core.experiments import mode_study
     from tiny import TINY
     monkeypatch.setattr(mode_study, "study_config", lambda seed=58: trainer.RunConfig().replace(**TINY, seed=seed))
     monkeypatch.setattr(mode_study, "DIFFERENCE_STEPS", (1, 11))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from assignadd_core.checkpoint import CheckpointError
-from assignadd_core.run_folder import Run
+from assignadd_core.core.checkpoint import CheckpointError
+from assignadd_core.core.run_folder import Run
 
 
 @pytest.fixture()

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from assignadd_core import verdicts
+from assignadd_core.rules import verdicts
 from assignadd_core.analysis import odds
-from assignadd_core.sweep import SWEEPS
-from assignadd_core.sweep.grid import ODDS_DATA, ODDS_INITS, fresh_seeds
+from assignadd_core.experiments.sweep import SWEEPS
+from assignadd_core.experiments.sweep.grid import ODDS_DATA, ODDS_INITS, fresh_seeds
 
 
 def simulated(sd_init: float, sd_data: float, sd_cell: float, seed: int, base: float = 0.6,

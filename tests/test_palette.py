@@ -8,10 +8,10 @@ import pandas as pd
 import plotly.colors
 import pytest
 
-from assignadd_core import front_page, palette, plots
-from assignadd_core.data import POOL_NAMES
-from assignadd_core.measures import MEASURE_NAMES
-from assignadd_core.run_folder import DEFAULT_ROOT
+from assignadd_core.report import front_page, palette, plots
+from assignadd_core.core.data import POOL_NAMES
+from assignadd_core.measure.measures import MEASURE_NAMES
+from assignadd_core.core.run_folder import DEFAULT_ROOT
 
 PALETTE = {c.lower() for c in (*palette.QUERY_TYPE.values(), *palette.PARTS.values(), palette.INK, palette.PAPER,
                                palette.GREY, palette.LIGHT, *palette.ABLATED, *palette.IDENTITY)}

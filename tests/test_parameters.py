@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assignadd_core.chapter import ParameterError, check_parameters
+from assignadd_core.report.chapter import ParameterError, check_parameters
 
 DEFAULTS = """\
 steps = 300
@@ -155,7 +155,7 @@ def test_strings_are_only_parsed_for_list_tuple_and_dict_parameters(injected):
 
 
 def test_a_parameter_left_at_none_takes_the_study_profiles_value():
-    from assignadd_core.study import paper, seed_range
+    from assignadd_core.core.study import paper, seed_range
     main = paper()["runs"]["main"]["name"]
     mains = [f"seed{s}" for s in seed_range(paper()["runs"]["seeds"])]
     namespace = {"run": None, "runs": None, "device": None}

@@ -6,10 +6,10 @@ stream): our committed seed 42 passes them, and the authors' weights where they 
 import pytest
 import torch
 
-from assignadd_core import per_seed
-from assignadd_core.data import VAR_RESTRICTED
-from assignadd_core.model import initial_model
-from assignadd_core.verdicts import NOT_REPRODUCED, PARTLY, REPRODUCED
+from assignadd_core.experiments import per_seed
+from assignadd_core.core.data import VAR_RESTRICTED
+from assignadd_core.core.model import initial_model
+from assignadd_core.rules.verdicts import NOT_REPRODUCED, PARTLY, REPRODUCED
 from handbuilt import CONFIG, exact_model
 
 
@@ -46,7 +46,7 @@ def test_c6_and_c7_fail_on_a_lookup_table_and_on_an_untrained_network(solver, nu
 
 @pytest.mark.parametrize("claim", ["C6", "C7"])
 def test_c6_and_c7_pass_on_our_committed_main_run(claim):
-    from assignadd_core.run_folder import DEFAULT_ROOT, Run
+    from assignadd_core.core.run_folder import DEFAULT_ROOT, Run
     assert per_seed.model_claim(claim, Run(DEFAULT_ROOT / "seed42")).verdict == REPRODUCED
 
 
@@ -64,8 +64,8 @@ def test_c10_seed_reads_the_window_and_the_gradient_at_checkpoints(tiny_run, tmp
     cached) at the 10-step grid."""
     import shutil
 
-    from assignadd_core import verdicts
-    from assignadd_core.run_folder import Run
+    from assignadd_core.rules import verdicts
+    from assignadd_core.core.run_folder import Run
     run = Run(shutil.copytree(tiny_run.path, tmp_path / "tiny"))
     monkeypatch.setattr(verdicts, "C10_COPY", -1.0)
     monkeypatch.setattr(verdicts, "C10_EQ", -1.0)

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core import perturb, trainer
-from assignadd_core.config import ConfigError, RunConfig
-from assignadd_core.model import initial_model
-from assignadd_core.run_folder import Run
+from assignadd_core.experiments import perturb, trainer
+from assignadd_core.core.config import ConfigError, RunConfig
+from assignadd_core.core.model import initial_model
+from assignadd_core.core.run_folder import Run
 from test_trainer import assert_same_weights, final_weights, interrupt_at, metric_rows
 
 SEED42_HASH = "35c0d33b9461"  # the committed seed42's config hash, from before these fields existed
@@ -124,7 +124,7 @@ def test_stop_when_composed_stops_once_composition_held_and_says_so(tiny_config,
 def test_a_stack_takes_perturbed_runs_beside_plain_ones_but_not_another_shape(tiny_config):
     """Nudges apply per run inside a stack (test_stacked checks them bit-identical to runs alone); a stack still
     refuses runs of another shape, in one line."""
-    from assignadd_core import stacked
+    from assignadd_core.experiments import stacked
     stacked.check_stackable([tiny_config, tiny_config.replace(jitter=1e-3)])
     with pytest.raises(ConfigError, match="must share"):
         stacked.check_stackable([tiny_config, tiny_config.replace(d_model=tiny_config.model.d_model * 2)])

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from assignadd_core.analysis.phases import detect_phases, phases_table
-from assignadd_core.data import POOL_NAMES
+from assignadd_core.core.data import POOL_NAMES
 
 
 def sigmoid(steps, center, width):
@@ -140,7 +140,7 @@ def test_a_gradual_rise_composes_without_a_jump_and_nothing_later_is_one():
 def test_regression_on_the_committed_seeds(seed, jump, composition):
     """Seed 49's jump at 5,601-5,701 (1-var train 0.778 -> 0.969), missed when measure 3 was read; seed 51's rise
     is done by 4,101 and nothing after it is a jump (it was put at 10,401, a flicker of measure 3)."""
-    from assignadd_core.run_folder import DEFAULT_ROOT
+    from assignadd_core.core.run_folder import DEFAULT_ROOT
     phases = detect_phases(pd.read_csv(DEFAULT_ROOT / f"seed{seed}" / "metrics.csv"))
     if jump is None:
         assert phases["jump"] is None and phases["composition"] <= composition

@@ -11,9 +11,9 @@ from dataclasses import fields
 import pytest
 import torch
 
-from assignadd_core import plots
-from assignadd_core.config import ConfigError, TaskConfig
-from assignadd_core.data import (LITERAL, ONE_VAR_LEFT, ONE_VAR_RIGHT, POOL_NAMES, POOLS, TWO_VAR, ZERO_VAR, Batch,
+from assignadd_core.report import plots
+from assignadd_core.core.config import ConfigError, TaskConfig
+from assignadd_core.core.data import (LITERAL, ONE_VAR_LEFT, ONE_VAR_RIGHT, POOL_NAMES, POOLS, TWO_VAR, ZERO_VAR, Batch,
                                  PoolSpec, Vocab, eval_pools, exact_sets, make_split, pool_spec, sample_queries)
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -143,7 +143,7 @@ def test_a_spec_that_does_not_fit_its_query_fails_at_once(query, pairs, variable
 
 
 def test_figures_read_labels_from_the_table_and_styles_from_the_palette():
-    from assignadd_core import palette
+    from assignadd_core.report import palette
     styles = {s.name: palette.pool_style(s.name) for s in POOLS}
     for s in POOLS:
         assert plots.POOL_LABELS[s.name] == s.label

@@ -1,8 +1,9 @@
 """Rules and verdicts as the chapters show them: wrapped HTML for the book, one plain line for nbval."""
 import pandas as pd
 
-from assignadd_core import present, verdicts
-from assignadd_core.verdicts import PARTLY, REPRODUCED, Verdict
+from assignadd_core.report import present
+from assignadd_core.rules import verdicts
+from assignadd_core.rules.verdicts import PARTLY, REPRODUCED, Verdict
 
 
 def test_rule_box_states_the_rule_and_folds_its_history():
@@ -30,7 +31,7 @@ def test_seed_verdicts_table_joins_the_numbers():
 
 
 def test_display_names_replace_keys_in_tables():
-    from assignadd_core.names import label, readable
+    from assignadd_core.report.names import label, readable
     assert label("2var_var_restricted_1") == "2-var var-restricted (1)" and label("unknown_key") == "unknown_key"
     frame = pd.DataFrame({"m3_l2_var_identity_qk": [1.0]}, index=["0var_heldout"])
     shown = readable(frame)
@@ -66,13 +67,13 @@ def test_key_results_box_states_question_paper_ours_and_why():
 
 
 def test_a_paper_number_carries_where_the_paper_states_it():
-    from assignadd_core.paper import F_THRESHOLD, JUMP_STEPS
+    from assignadd_core.rules.paper import F_THRESHOLD, JUMP_STEPS
     span = present.paper_number(JUMP_STEPS)
     assert span == ('<span class="paper-number" title="the paper: training-dynamics figure: the jump when variable'
                     ' assignment forms">5,300–5,400</span>')
     assert ">0.25<" in present.paper_number(F_THRESHOLD) and ">f ≈ 0.25<" in present.paper_number(F_THRESHOLD, "f ≈ 0.25")
     assert present.quote(JUMP_STEPS, "a jump").where == "the paper: training-dynamics figure"  # the place, short
-    from assignadd_core.paper import SEEDS_SHOWN
+    from assignadd_core.rules.paper import SEEDS_SHOWN
     assert present.quote(SEEDS_SHOWN, "one").where == SEEDS_SHOWN.where  # "the paper shows ...": no second "the paper"
     box = present.KeyResults("q", [], present.Answer("layer 1 sends no label from `=`", "finding"), "w")._repr_html_()
     assert "from <code>=</code>" in box

@@ -104,8 +104,8 @@ def test_the_check_finds_a_typed_number_and_passes_glue_names_code_and_the_paper
     assert hand_typed_numbers("Measure 3 rises, then Chapter 5 follows.") == []  # a name at a sentence's start
     assert hand_typed_numbers("eager fp32 against fp64, with 95 % intervals") == []
     assert len(hand_typed_numbers("95 runs")) == 1
-    from assignadd_core.paper import JUMP_STEPS
-    from assignadd_core.present import paper_number
+    from assignadd_core.rules.paper import JUMP_STEPS
+    from assignadd_core.report.present import paper_number
     assert hand_typed_numbers(f"The paper's jump is at {paper_number(JUMP_STEPS)}.") == []
     assert hand_typed_numbers('<span class="paper-number" title="">0.25</span>') == \
         ["a paper number without its source: 0.25"]

@@ -2,7 +2,7 @@
 import pytest
 
 from assignadd_core.analysis import reliability
-from assignadd_core.runs import seed_runs
+from assignadd_core.experiments.runs import seed_runs
 from test_phases import synthetic
 
 
@@ -30,7 +30,7 @@ def test_clopper_pearson_interval(k, n, low, high):
 def test_shortcut_rules_on_sequences_where_they_disagree():
     import torch
     import handbuilt
-    from assignadd_core.data import Vocab
+    from assignadd_core.core.data import Vocab
     solver = handbuilt.exact_model()
     task = solver.config.task
     batch = reliability.shortcut_batch(task, 200)
@@ -57,13 +57,13 @@ def test_shortcut_rules_on_sequences_where_they_disagree():
 @pytest.fixture
 def default_root(tmp_path, monkeypatch):
     """An empty default runs folder: a run written or looked up without its `root` would land here."""
-    from assignadd_core import run_folder
+    from assignadd_core.core import run_folder
     monkeypatch.setattr(run_folder, "DEFAULT_ROOT", tmp_path / "default")
     return tmp_path / "default"
 
 
 def test_seed_runs_lists_missing_runs_and_never_trains_unless_asked(tmp_path, default_root):
-    from assignadd_core.config import ConfigError
+    from assignadd_core.core.config import ConfigError
     from tiny import TINY
     overrides = {k: v for k, v in TINY.items() if k != "steps"}
     runs, missing = seed_runs(["a", "b"], [1, 2], 20, overrides, root=tmp_path)
@@ -154,8 +154,8 @@ def test_shortcut_table_counts_each_rule_and_the_rest():
 
 
 def test_seed_runs_give_each_run_its_seed_steps_and_settings(tmp_path, default_root, monkeypatch):
-    from assignadd_core import runs as runs_module
-    from assignadd_core.config import ConfigError, RunConfig
+    from assignadd_core.experiments import runs as runs_module
+    from assignadd_core.core.config import ConfigError, RunConfig
     from tiny import TINY
     overrides = {k: v for k, v in TINY.items() if k != "steps"}
     config = RunConfig().replace(seed=3, steps=20, **overrides)

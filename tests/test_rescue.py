@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core import rescue, trainer
-from assignadd_core.config import ConfigError
-from assignadd_core.run_folder import Run
-from assignadd_core.runs import train_or_load
+from assignadd_core.experiments import rescue, trainer
+from assignadd_core.core.config import ConfigError
+from assignadd_core.core.run_folder import Run
+from assignadd_core.experiments.runs import train_or_load
 from tiny import torch_threads
 
 

@@ -11,12 +11,14 @@ import pytest
 import torch
 
 import handbuilt
-from assignadd_core import quantities, rescue, roles, steer, trainer
+from assignadd_core.analysis import quantities
+from assignadd_core.experiments import rescue, steer, trainer
+from assignadd_core.measure import roles
 from assignadd_core.analysis import addition, theory
 from assignadd_core.analysis import interventions as iv
-from assignadd_core.config import ConfigError, RunConfig
-from assignadd_core.measures import MEASURE_NAMES, all_measures, measurement_batch, role_activations
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.core.config import ConfigError, RunConfig
+from assignadd_core.measure.measures import MEASURE_NAMES, all_measures, measurement_batch, role_activations
+from assignadd_core.core.model import AssignAddTransformer
 from tiny import torch_threads
 
 pytestmark = pytest.mark.usefixtures("single_thread")

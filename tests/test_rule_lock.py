@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from assignadd_core import rule_lock, rule_reach, verdicts
+from assignadd_core.report import rule_lock, rule_reach
+from assignadd_core.rules import verdicts
 from assignadd_core.analysis import generality, odds, thresholds
 from assignadd_core.cli import main
 

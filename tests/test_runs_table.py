@@ -2,8 +2,8 @@
 and it names every folder and sweep there, one it cannot describe included."""
 import json
 
-from assignadd_core import book, front_page, runs_table
-from assignadd_core.sweep import SWEEPS
+from assignadd_core.report import book, front_page, runs_table
+from assignadd_core.experiments.sweep import SWEEPS
 
 
 def test_the_readme_lists_what_runs_holds_now(tmp_path):

@@ -7,14 +7,14 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core import quantities, series
+from assignadd_core.analysis import quantities, series
 from assignadd_core.analysis import circuits, diagnostics
 from assignadd_core.analysis import generalization as gen
-from assignadd_core.config import RunConfig
-from assignadd_core.data import VAR_RESTRICTED, eval_pools
-from assignadd_core.model import AssignAddTransformer
-from assignadd_core.quantities import QUANTITIES, Quantity
-from assignadd_core.run_folder import Run
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.data import VAR_RESTRICTED, eval_pools
+from assignadd_core.core.model import AssignAddTransformer
+from assignadd_core.analysis.quantities import QUANTITIES, Quantity
+from assignadd_core.core.run_folder import Run
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_a_new_version_or_other_weights_are_recomputed_and_said(run, counted, mo
     assert counted == [1, 11, 1] and "other weights, another version or another run" in said[0]
     # other weights under the same file name (a run trained again): recomputed, not read
     other = run.load_model(21)
-    from assignadd_core.checkpoint import save_model
+    from assignadd_core.core.checkpoint import save_model
     save_model(other, run.checkpoint_path(11))
     value = series.series(run, "we_norm", [11], say=say).loc[11, "we_norm"]
     assert counted[-1] == 11 and value == pytest.approx(float(other.W_E.norm()))
@@ -138,7 +138,7 @@ def test_values_of_weights_not_kept_are_read_as_recorded(run, counted):
     again = series.series(run, "we_norm", [11, 21])
     pd.testing.assert_frame_equal(first, again)
     assert len(counted) == 2
-    from assignadd_core.checkpoint import CheckpointError
+    from assignadd_core.core.checkpoint import CheckpointError
     with pytest.raises(CheckpointError, match="computed only where the weights are kept"):
         series.series(run, "exact", [11])  # never computed there, and the weights are gone
 
@@ -146,7 +146,7 @@ def test_values_of_weights_not_kept_are_read_as_recorded(run, counted):
 def test_unknown_quantity_and_missing_checkpoint_are_one_line_errors(run):
     with pytest.raises(KeyError, match="unknown quantity 'nope'"):
         series.series(run, "nope")
-    from assignadd_core.checkpoint import CheckpointError
+    from assignadd_core.core.checkpoint import CheckpointError
     with pytest.raises(CheckpointError, match="no weights at step 5"):
         series.series(run, "exact", [5])
 
@@ -208,7 +208,7 @@ def test_a_combination_a_pool_lacks_has_no_row(tiny_config):
 def test_a_quantity_between_two_runs_is_cached_per_other_run(run, tmp_path, tiny_config):
     """`across`: a run's weights against another run's at the same steps, cached once per other run (the mode
     study's weight distances); read where the weights are gone, and never through series()."""
-    from assignadd_core.trainer import train
+    from assignadd_core.experiments.trainer import train
     same = Run(shutil.copytree(run.path, tmp_path / "same"))
     other = train(tiny_config.replace(seed=tiny_config.train.seed + 1), tmp_path / "other", progress=False)
     zero = series.across(run, same, "weight_distance")

@@ -5,11 +5,11 @@ import math
 import pytest
 import torch
 
-from assignadd_core.config import RunConfig
-from assignadd_core.loss import autocast_context
-from assignadd_core.model import initial_model
-from assignadd_core.quantities import logged_row
-from assignadd_core.stack_eval import StackEvaluator, batched
+from assignadd_core.core.config import RunConfig
+from assignadd_core.core.loss import autocast_context
+from assignadd_core.core.model import initial_model
+from assignadd_core.analysis.quantities import logged_row
+from assignadd_core.experiments.stack_eval import StackEvaluator, batched
 from tiny import TINY
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -1,4 +1,4 @@
-"""Stacked runs (`assignadd_core.stacked`): K runs trained in one process write what each would write alone.
+"""Stacked runs (`assignadd_core.experiments.stacked`): K runs trained in one process write what each would write alone.
 
 Eager on CPU a stacked run is bit-identical to the run alone: vmap runs each operation as one batched
 kernel whose per-run numbers are those of the single kernel, and AdamW is elementwise. Compiled, the stack
@@ -7,16 +7,16 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core.loss import fused_loss
-from assignadd_core import stacked, trainer
-from assignadd_core.checkpoint import load_torch_dict
+from assignadd_core.core.loss import fused_loss
+from assignadd_core.experiments import stacked, trainer
+from assignadd_core.core.checkpoint import load_torch_dict
 from assignadd_core.cli import main
-from assignadd_core.config import ConfigError
-from assignadd_core.data import TrainStream
-from assignadd_core.locks import BusyError
-from assignadd_core.model import initial_model
-from assignadd_core.run_folder import Run
-from assignadd_core.sweep import Sweep, read_records, results_path, run_sweep
+from assignadd_core.core.config import ConfigError
+from assignadd_core.core.data import TrainStream
+from assignadd_core.core.locks import BusyError
+from assignadd_core.core.model import initial_model
+from assignadd_core.core.run_folder import Run
+from assignadd_core.experiments.sweep import Sweep, read_records, results_path, run_sweep
 from test_compiled import GRADIENT_TOLERANCE, LOGIT_TOLERANCE
 from tiny import TINY
 
@@ -261,7 +261,7 @@ def test_a_sweep_trains_its_points_in_stacks_with_the_records_of_single_runs(tmp
 
 
 def test_stack_groups_follow_the_run_order_and_the_shape(tiny_config):
-    from assignadd_core.sweep.driver import stack_jobs
+    from assignadd_core.experiments.sweep.driver import stack_jobs
     tasks = [{"key": str(i), "overrides": {**TINY, "train.seed": i, **({"d_model": 8} if i in (1, 3) else {})}}
              for i in range(6)] + [{"key": "bad", "overrides": {**TINY, "train_fraction": 2.0}}]
     jobs = stack_jobs(tasks, 2)
@@ -336,8 +336,8 @@ def test_a_stack_fed_by_prefetch_workers_is_bit_identical_to_the_runs_alone(tiny
 def test_a_gpu_sweep_stacks_as_many_runs_as_half_the_free_memory_holds(monkeypatch):
     import torch as torch_module
 
-    from assignadd_core.sweep.driver import MAX_GPU_STACK, gpu_stack_size
-    from assignadd_core.sweep.grid import get_sweep
+    from assignadd_core.experiments.sweep.driver import MAX_GPU_STACK, gpu_stack_size
+    from assignadd_core.experiments.sweep.grid import get_sweep
     sweep = get_sweep("r_sweep_power")
     monkeypatch.setattr(torch_module.cuda, "mem_get_info", lambda device=None: (139e9, 143e9))
     assert gpu_stack_size(sweep, "cuda") == MAX_GPU_STACK

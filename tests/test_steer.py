@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core.loss import fused_loss
-from assignadd_core import steer, trainer
-from assignadd_core.config import ConfigError, RunConfig
-from assignadd_core.model import initial_model
+from assignadd_core.core.loss import fused_loss
+from assignadd_core.experiments import steer, trainer
+from assignadd_core.core.config import ConfigError, RunConfig
+from assignadd_core.core.model import initial_model
 from test_perturb import SEED42_HASH, assert_resumes_to
 from test_trainer import assert_same_weights, final_weights, metric_rows
 
@@ -166,7 +166,7 @@ def test_triggered_settings_keep_every_earlier_hash_and_name_one_config_each():
 
 def test_the_wrong_pairs_sham_is_d_s_twin_in_its_subspace():
     """Orthogonal to D, of D's norm, in the subspace {Uᵀ M U}, from a pairing without a fixed point."""
-    from assignadd_core.measures import variable_copies
+    from assignadd_core.measure.measures import variable_copies
     config = RunConfig().replace(**ONSET, steer_direction="wrong_pairs")
     model, _ = one_step(config)
     identity = steer.identity_direction(model)
@@ -308,9 +308,9 @@ def test_the_onset_sweeps_follow_their_stated_cell_rules():
     initializations that composed in all 16 of their runs, in the design's balanced half; sufficiency on cells stuck
     eager and compiled, of the two initializations that composed least, six distinct data orders."""
     from collections import Counter
-    from assignadd_core.run_folder import DEFAULT_ROOT
-    from assignadd_core.sweep import SWEEPS, read_records
-    from assignadd_core.sweep.grid import C10_PUSH_SHARES, ODDS_DATA, ODDS_INITS, onset_cells
+    from assignadd_core.core.run_folder import DEFAULT_ROOT
+    from assignadd_core.experiments.sweep import SWEEPS, read_records
+    from assignadd_core.experiments.sweep.grid import C10_PUSH_SHARES, ODDS_DATA, ODDS_INITS, onset_cells
     design = {}
     for record in read_records(DEFAULT_ROOT / "sweeps" / "composition_odds.jsonl"):
         cell = (record["config"]["train"]["init_seed"], record["seed"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import pandas as pd
 
-from assignadd_core import verdicts
+from assignadd_core.rules import verdicts
 from assignadd_core.analysis import steering
 
 

@@ -1,5 +1,6 @@
-"""The core reads bottom-up: no module imports (at any depth, in any function) one that imports it back, nor one of
-a layer above its own (`LAYERS`, bottom first; the README's package table lists them in this order)."""
+"""The package reads bottom-up, folder by folder: no module imports (at any depth, in any function) one that imports it
+back, nor one of a folder above its own (`LAYERS`, bottom first; the README's layout table lists them in this order).
+The core imports nothing from the other folders and stays short enough to read in one sitting."""
 import ast
 from pathlib import Path
 
@@ -34,14 +35,18 @@ def imports_of(path: Path) -> set[str]:
 MODULES = {module_name(p) for p in PACKAGE.rglob("*.py")}
 
 
+def graph() -> dict[str, set[str]]:
+    return {module_name(p): imports_of(p) for p in PACKAGE.rglob("*.py")}
+
+
 def test_no_import_cycles():
-    graph = {module_name(p): imports_of(p) for p in PACKAGE.rglob("*.py")}
+    edges = graph()
     state, stack, cycles = {}, [], []
 
     def visit(node):
         state[node] = "open"
         stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
+        for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == "open":
                 cycles.append(stack[stack.index(nxt):] + [nxt])
             elif nxt not in state:
@@ -49,35 +54,35 @@ def test_no_import_cycles():
         stack.pop()
         state[node] = "done"
 
-    for node in sorted(graph):
+    for node in sorted(edges):
         if node not in state:
             visit(node)
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
 def test_the_walker_sees_function_level_imports(tmp_path):
-    assert "assignadd_core.trainer" in imports_of(PACKAGE / "runs.py")  # imported inside train_or_load
-    assert "assignadd_core.run_folder" in imports_of(PACKAGE / "trainer.py")
+    assert "assignadd_core.experiments.trainer" in imports_of(PACKAGE / "experiments" / "runs.py")  # in train_or_load
+    assert "assignadd_core.core.run_folder" in imports_of(PACKAGE / "experiments" / "trainer.py")
 
 
-# The core's layers, bottom first. A module may import from its own layer and those below, never from one above.
+# The package's folders, bottom first: a module imports only from its own folder and those below, never from one above.
+# The package's own modules sit at the two ends: the book's renderer plug-in (it imports nothing of the package) and
+# the command line (it imports from every folder).
 LAYERS = {
-    "foundations": ("config", "study", "paper", "stats", "locks", "threads", "book_mime"),
-    "task and model": ("data", "data_prefetch", "model", "loss", "roles", "perturb", "checkpoint", "evaluation",
-                       "measures", "steer", "names", "verdicts"),
+    "the book's renderer plug-in": ("book_mime",),
+    "core": ("core",),
+    "measure": ("measure",),
+    "rules": ("rules",),
     "analysis": ("analysis",),
-    "measurement and training": ("quantities", "run_folder", "series", "batch_source", "stack_eval", "trainer", "stacked",
-                                 "runs", "rescue", "artifacts", "gradient_table"),
-    "studies": ("per_seed", "generality", "c10_window", "mode_study", "sweep", "rule_lock",
-                "rule_reach"),
-    "presentation": ("palette", "wording", "present", "plots", "plots_odds", "claims", "diagram", "front_page",
-                     "runs_table", "chapter",
-                     "explorer", "book", "cli", "__main__"),
+    "experiments": ("experiments",),
+    "report": ("report",),
+    "command line": ("cli", "__main__"),
 }
+CORE_MAX_LINES = 2500  # the thin core, read top to bottom in one sitting
 
 
 def layer_of(module: str) -> int | None:
-    """The index in LAYERS of a package module (a subpackage's modules share its layer; the package itself: None)."""
+    """The index in LAYERS of a package module (a folder's modules share its layer; the package itself: None)."""
     parts = module.split(".")[1:]
     for index, members in enumerate(LAYERS.values()):
         if parts and parts[0] in members:
@@ -89,21 +94,39 @@ def test_every_module_has_a_layer():
     assert sorted(m for m in MODULES if m != "assignadd_core" and layer_of(m) is None) == []
 
 
-def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+def test_every_folder_is_a_layer_and_the_root_holds_only_the_faces():
+    folders = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    assert folders == sorted(m for members in LAYERS.values() for m in members if (PACKAGE / m).is_dir())
+    assert sorted(p.stem for p in PACKAGE.glob("*.py")) == ["__init__", "__main__", "book_mime", "cli"]
+
+
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
     """'module (layer) imports target (layer)' for every import of a module from a layer above its own."""
     names = list(LAYERS)
     return [f"{module} ({names[layer_of(module)]}) imports {target} ({names[layer_of(target)]})"
-            for module in sorted(graph) if layer_of(module) is not None
-            for target in sorted(graph[module]) if layer_of(target) is not None and layer_of(target) > layer_of(module)]
+            for module in sorted(edges) if layer_of(module) is not None
+            for target in sorted(edges[module]) if layer_of(target) is not None and layer_of(target) > layer_of(module)]
 
 
-def test_no_module_imports_from_a_layer_above_its_own():
-    assert upward_imports({module_name(p): imports_of(p) for p in PACKAGE.rglob("*.py")}) == []
+def test_no_module_imports_from_a_folder_above_its_own():
+    assert upward_imports(graph()) == []
+
+
+def test_the_core_imports_nothing_from_the_other_folders():
+    outside = sorted(f"{module} imports {target}" for module, targets in graph().items()
+                     if module.startswith("assignadd_core.core") for target in targets
+                     if not target.startswith("assignadd_core.core"))
+    assert outside == []
+
+
+def test_the_core_is_thin():
+    lines = sum(len(p.read_text().splitlines()) for p in (PACKAGE / "core").rglob("*.py"))
+    assert lines <= CORE_MAX_LINES, f"core/ has {lines} lines (at most {CORE_MAX_LINES}: read in one sitting)"
 
 
 def test_the_layer_check_sees_an_upward_import():
-    assert layer_of("assignadd_core.sweep.grid") == layer_of("assignadd_core.sweep")
-    graph = {"assignadd_core.analysis.theory": {"assignadd_core.series", "assignadd_core.measures"},
-             "assignadd_core.plots": {"assignadd_core.analysis.theory"}}
-    assert upward_imports(graph) == ["assignadd_core.analysis.theory (analysis) imports assignadd_core.series"
-                                     " (measurement and training)"]
+    assert layer_of("assignadd_core.experiments.sweep.grid") == layer_of("assignadd_core.experiments")
+    edges = {"assignadd_core.analysis.theory": {"assignadd_core.experiments.trainer", "assignadd_core.measure.measures"},
+             "assignadd_core.report.plots": {"assignadd_core.analysis.theory"}}
+    assert upward_imports(edges) == ["assignadd_core.analysis.theory (analysis) imports"
+                                     " assignadd_core.experiments.trainer (experiments)"]

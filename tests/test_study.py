@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from assignadd_core import generality, paper, study
-from assignadd_core.sweep import grid
+from assignadd_core.experiments import generality
+from assignadd_core.rules import paper
+from assignadd_core.core import study
+from assignadd_core.experiments.sweep import grid
 
 
 def test_the_code_reads_the_paper_profile():
@@ -47,8 +49,8 @@ def test_a_follow_up_study_is_a_profile_named_in_the_environment(tmp_path):
     follow_up["paper_numbers"]["main_steps"]["value"] = 5000
     path = tmp_path / "mod97.yaml"
     path.write_text(yaml.safe_dump(follow_up))
-    probe = ("from assignadd_core.sweep import SWEEPS; from assignadd_core.chapter import STUDY_PARAMETERS as S;"
-             " from assignadd_core.paper import MAIN_STEPS;"
+    probe = ("from assignadd_core.experiments.sweep import SWEEPS; from assignadd_core.report.chapter import STUDY_PARAMETERS as S;"
+             " from assignadd_core.rules.paper import MAIN_STEPS;"
              " print(SWEEPS['r_sweep'].base['task.modulus'], SWEEPS['r_sweep_vars24'].base['task.n_vars'],"
              " S['run'](), S['seed'](), MAIN_STEPS.value)")
     env = {**os.environ, study.STUDY_ENV: str(path)}

@@ -2,7 +2,7 @@
 import numpy as np
 import pandas as pd
 
-from assignadd_core import plots
+from assignadd_core.report import plots
 from assignadd_core.analysis import composition as comp
 
 

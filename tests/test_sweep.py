@@ -4,13 +4,13 @@ import json
 import pandas as pd
 import pytest
 
-from assignadd_core import trainer
+from assignadd_core.experiments import trainer
 from assignadd_core.cli import main
-from assignadd_core.config import ConfigError
-from assignadd_core.data import POOL_NAMES
-from assignadd_core.sweep import (SWEEPS, Sweep, coarse_to_fine, grid_status, read_records, results_frame, results_path,
+from assignadd_core.core.config import ConfigError
+from assignadd_core.core.data import POOL_NAMES
+from assignadd_core.experiments.sweep import (SWEEPS, Sweep, coarse_to_fine, grid_status, read_records, results_frame, results_path,
                                   run_sweep)
-from assignadd_core.sweep.store import finished_metrics
+from assignadd_core.experiments.sweep.store import finished_metrics
 from tiny import TINY
 
 # 0.05 of 49 pairs is 2 pairs: numbers are left out of training, so that point must fail, not crash.
@@ -53,7 +53,7 @@ def test_runs_go_coarse_to_fine_so_a_partial_sweep_covers_the_range():
 
 def test_eval_cadence_does_not_change_training(tmp_path):
     """Why the sweeps may log every 1,000 steps: evaluation leaves the trained model unchanged."""
-    from assignadd_core.config import RunConfig
+    from assignadd_core.core.config import RunConfig
     often = RunConfig().replace(**{**TINY, "eval_every": 10})
     rarely = often.replace(eval_every=1000)
     a, b = (trainer.train(c, tmp_path / str(c.train.eval_every), progress=False).final() for c in (often, rarely))

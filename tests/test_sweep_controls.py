@@ -7,11 +7,11 @@ import shutil
 import pandas as pd
 import pytest
 
-from assignadd_core import sweep as sweeps
+from assignadd_core.experiments import sweep as sweeps
 from assignadd_core.analysis.controls import swap_heldout_accuracy
 from assignadd_core.cli import main
-from assignadd_core.run_folder import Run
-from assignadd_core.sweep import Sweep, read_records, results_frame, results_path, run_sweep
+from assignadd_core.core.run_folder import Run
+from assignadd_core.experiments.sweep import Sweep, read_records, results_frame, results_path, run_sweep
 from tiny import TINY
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 
 from assignadd_core.analysis.thresholds import crossing
-from assignadd_core.plots import sweep_figure
+from assignadd_core.report.plots import sweep_figure
 
 GRID = np.linspace(0.0616, 0.99, 5)
 

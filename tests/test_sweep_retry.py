@@ -7,10 +7,10 @@ import os
 import pytest
 import torch
 
-from assignadd_core import trainer
+from assignadd_core.experiments import trainer
 from assignadd_core.cli import main
-from assignadd_core.sweep import Sweep, _local, read_records, results_path, run_point, run_sweep
-from assignadd_core.trainer import DeviceError
+from assignadd_core.experiments.sweep import Sweep, _local, read_records, results_path, run_point, run_sweep
+from assignadd_core.experiments.trainer import DeviceError
 from tiny import TINY
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -109,7 +109,7 @@ def test_an_address_that_answers_but_is_not_ray_times_out():
     import socket
     import threading
 
-    from assignadd_core.sweep.executors import ClusterError, check_ray_address
+    from assignadd_core.experiments.sweep.executors import ClusterError, check_ray_address
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()

@@ -7,9 +7,9 @@ import torch
 import torch.nn.functional as F
 
 from assignadd_core.analysis import theory
-from assignadd_core.checkpoint import CheckpointError
-from assignadd_core.data import TrainStream
-from assignadd_core.model import AssignAddTransformer
+from assignadd_core.core.checkpoint import CheckpointError
+from assignadd_core.core.data import TrainStream
+from assignadd_core.core.model import AssignAddTransformer
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -94,8 +94,8 @@ def test_gradient_identity_statistics_are_what_they_say(model):
 
 def fake_run(path, config, seeds):
     """A run folder holding untrained checkpoints (one seed each) at steps 1, 11, 21, ..."""
-    from assignadd_core.checkpoint import save_model
-    from assignadd_core.run_folder import Run
+    from assignadd_core.core.checkpoint import save_model
+    from assignadd_core.core.run_folder import Run
     run = Run(path)
     run.checkpoint_dir.mkdir(parents=True)
     run.config_path.write_text(config.to_json())
@@ -109,8 +109,8 @@ def fake_run(path, config, seeds):
 
 def test_gradient_table_rows_are_each_checkpoints(tiny_config, tmp_path):
     from assignadd_core.analysis.controls import whitened_contrast
-    from assignadd_core.gradient_table import gradient_table
-    from assignadd_core.quantities import THEORY_BATCHES
+    from assignadd_core.analysis.gradient_table import gradient_table
+    from assignadd_core.analysis.quantities import THEORY_BATCHES
     run, steps = fake_run(tmp_path / "fake", tiny_config, seeds=(11, 12, 13))
     table = gradient_table(run, steps)
     assert table["step"].tolist() == steps and (table["n_batches"] == THEORY_BATCHES).all()
@@ -133,7 +133,7 @@ def test_gradient_table_rows_are_each_checkpoints(tiny_config, tmp_path):
 
 
 def test_the_table_is_read_back_once_its_checkpoints_are_gone(tiny_config, tmp_path):
-    from assignadd_core.gradient_table import cached_gradient_steps, gradient_table
+    from assignadd_core.analysis.gradient_table import cached_gradient_steps, gradient_table
     run, steps = fake_run(tmp_path / "fake", tiny_config, seeds=(21, 22))
     first = gradient_table(run, steps)
     for step in steps:
@@ -148,7 +148,7 @@ def test_the_table_is_read_back_once_its_checkpoints_are_gone(tiny_config, tmp_p
 
 
 def test_values_computed_before_fingerprints_are_read_only_where_weights_are_gone(tiny_config, tmp_path):
-    from assignadd_core import series as cache
+    from assignadd_core.analysis import series as cache
     run, steps = fake_run(tmp_path / "fake", tiny_config, seeds=(31, 32))
     old = cache.series(run, "qk2_update", [tuple(steps)])
     old.loc[steps[0], "update_white_contrast"] += 1.0  # mark the recorded value

@@ -484,7 +484,7 @@ def _sweep_runs(thresholds, noise=0.0, seed=0):
     """Composed runs of one seed per threshold, on the r grid: success (value 1) above the seed's threshold."""
     import numpy as np
     import pandas as pd
-    from assignadd_core.sweep.grid import R_GRID
+    from assignadd_core.experiments.sweep.grid import R_GRID
     rng = np.random.default_rng(seed)
     rows = []
     for s, t in enumerate(thresholds):
@@ -495,7 +495,7 @@ def _sweep_runs(thresholds, noise=0.0, seed=0):
 
 
 def test_c9_fit_reproduces_discriminates_and_says_inconclusive():
-    from assignadd_core import verdicts
+    from assignadd_core.rules import verdicts
     from assignadd_core.analysis.thresholds import logistic_threshold
     near = logistic_threshold(_sweep_runs([0.17, 0.19, 0.21, 0.22, 0.2]), "two_var_rate", resamples=300)
     assert 0.15 < near["threshold"] < 0.25 and near["seeds"] == 5
@@ -525,7 +525,7 @@ def test_firths_fit_of_separated_runs_stays_at_the_gap_however_many_runs():
 def test_c9_waits_for_every_planned_run_and_names_the_devices():
     import pandas as pd
 
-    from assignadd_core import verdicts
+    from assignadd_core.rules import verdicts
     from assignadd_core.analysis.thresholds import c9_runs, logistic_threshold
     old = _sweep_runs([0.17, 0.19, 0.21, 0.22, 0.2]).assign(status="done", device="cpu")
     new = _sweep_runs([0.15, 0.25, 0.19]).assign(status="done", device="cuda", seed=lambda d: d["seed"] + 10)
@@ -543,7 +543,7 @@ def test_c9_waits_for_every_planned_run_and_names_the_devices():
 
 
 def test_censored_crossings_count_above_the_grid():
-    from assignadd_core.verdicts import SeedCrossing, censored_median
+    from assignadd_core.rules.verdicts import SeedCrossing, censored_median
     cross = [SeedCrossing(1, 0.1, None, 5), SeedCrossing(2, None, None, 5), SeedCrossing(3, 0.3, 0.25, 5)]
     assert censored_median(cross, 0.629)["crossing"] == 0.3  # the censored seed sorts above, not dropped
     cross[0] = SeedCrossing(1, None, None, 5)

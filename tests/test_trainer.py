@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core import trainer
-from assignadd_core.checkpoint import load_model, save_tensors
-from assignadd_core.config import ConfigError
-from assignadd_core.data import EXACT_NAMES, POOL_NAMES
-from assignadd_core.evaluation import evaluate
-from assignadd_core.measures import MEASURE_NAMES
-from assignadd_core.model import initial_model
-from assignadd_core.run_folder import Run
-from assignadd_core.runs import train_or_load
+from assignadd_core.experiments import trainer
+from assignadd_core.core.checkpoint import load_model, save_tensors
+from assignadd_core.core.config import ConfigError
+from assignadd_core.core.data import EXACT_NAMES, POOL_NAMES
+from assignadd_core.core.evaluation import evaluate
+from assignadd_core.measure.measures import MEASURE_NAMES
+from assignadd_core.core.model import initial_model
+from assignadd_core.core.run_folder import Run
+from assignadd_core.experiments.runs import train_or_load
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 EVAL_STEPS = [1, 11, 21, 30]  # steps 1, 1 + eval_every, ... and the last of 30
@@ -215,7 +215,7 @@ def test_keep_no_checkpoints(tiny_config, tmp_path):
 def test_trains_even_when_gradients_are_globally_off(tiny_config, tmp_path):
     import torch
 
-    from assignadd_core.trainer import train
+    from assignadd_core.experiments.trainer import train
     with torch.no_grad():
         run = train(tiny_config.replace(steps=3, eval_every=2), tmp_path / "r", progress=False,
                     keep_checkpoints="none")
@@ -261,7 +261,7 @@ def test_no_passive_wait_policy_by_default():
     import sys
     from pathlib import Path
 
-    from assignadd_core.sweep import passive_wait
+    from assignadd_core.experiments.sweep import passive_wait
     repo = Path(__file__).resolve().parent.parent
     assert "OMP_WAIT_POLICY" not in "".join(line for line in (repo / "Makefile").read_text().splitlines(True)
                                             if not line.lstrip().startswith("#"))

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from assignadd_core.loss import autocast_context
-from assignadd_core import trainer
-from assignadd_core.config import ConfigError
-from assignadd_core.model import initial_model
-from assignadd_core.run_folder import Run
+from assignadd_core.core.loss import autocast_context
+from assignadd_core.experiments import trainer
+from assignadd_core.core.config import ConfigError
+from assignadd_core.core.model import initial_model
+from assignadd_core.core.run_folder import Run
 
 from test_trainer import interrupt_at
 

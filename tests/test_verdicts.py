@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assignadd_core import verdicts as v
-from assignadd_core.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_YET_RUN, PARTLY, REPRODUCED
+from assignadd_core.rules import verdicts as v
+from assignadd_core.rules.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_YET_RUN, PARTLY, REPRODUCED
 
 
 def phases(addition=500, jump=3600, refinement=9800, first=True):
@@ -22,7 +22,7 @@ def test_rules_are_stated_for_every_claim():
 
 
 def test_one_list_of_verdict_words():
-    from assignadd_core import claims
+    from assignadd_core.report import claims
     assert claims.VERDICTS is v.VERDICTS and v.FINDING in v.VERDICTS
 
 
@@ -443,7 +443,7 @@ def test_c10_onset_waits_for_every_run():
 def test_the_one_k_of_n_type_says_the_same_in_every_form():
     """stats.Rate is the book's one count with an interval: the verdicts' text, the chapters' description and the
     reliability and composition readers all come from it."""
-    from assignadd_core import stats
+    from assignadd_core.rules import stats
     from assignadd_core.analysis import composition, reliability
     r = stats.Rate(2, 3)
     assert v.rate_text(2, 3) == r.text() == f"2 of 3 (95 % interval {r.low:.0%}–{r.high:.0%})"

@@ -1,7 +1,7 @@
 """The words the chapters' sentences are written with change when their numbers do."""
 import pytest
 
-from assignadd_core import wording
+from assignadd_core.report import wording
 
 
 def test_k_of_n_says_all_none_and_the_one_where_the_count_calls_for_it():

@@ -21,11 +21,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import roles
-from ..config import ModelConfig, TaskConfig
-from ..data import LITERAL, Batch, build_sequences, make_split
-from ..measures import operand_pairs, two_operand_input
-from ..model import AssignAddTransformer
+from ..measure import roles
+from ..core.config import ModelConfig, TaskConfig
+from ..core.data import LITERAL, Batch, build_sequences, make_split
+from ..measure.measures import operand_pairs, two_operand_input
+from ..core.model import AssignAddTransformer
 
 
 def mlp_input_hook(model) -> str:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import torch
 
-from .. import roles
-from ..data import QUERY_TYPE_NAMES, Batch, Vocab, eval_pools
+from ..measure import roles
+from ..core.data import QUERY_TYPE_NAMES, Batch, Vocab, eval_pools
 # The maps behind progress measures 2 and 3 and their row tests live with the measures (one definition each).
-from ..measures import identity_rows, positional_qk_map, previous_token_rows, variable_qk_map  # noqa: F401
-from ..model import AssignAddTransformer
+from ..measure.measures import identity_rows, positional_qk_map, previous_token_rows, variable_qk_map  # noqa: F401
+from ..core.model import AssignAddTransformer
 from .diagnostics import DECOMPOSITION_PARTS, eq_query_decomposition
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..stats import Rate, fisher, mcnemar_exact, rate as count  # noqa: F401  (the chapters read them here)
-from ..verdicts import composed
+from ..rules.stats import Rate, fisher, mcnemar_exact, rate as count  # noqa: F401  (the chapters read them here)
+from ..rules.verdicts import composed
 from .phases import detect_phases
 
 FISHER_LEVEL = 0.05
@@ -217,7 +217,7 @@ def stream_overlap(task_a, task_b, seed: int, steps=range(1, 201), batch_size: i
     """How much two training streams of one data seed under two task settings (e.g. f = 0.648 and 0.7) share, over
     `steps`: the share of sequences with the same layout (which positions hold a number, a variable or another
     token) and the share of tokens that are equal. Two data orders drawn apart share neither beyond chance."""
-    from ..data import TrainStream
+    from ..core.data import TrainStream
     a, b = TrainStream(task_a, batch_size, seed), TrainStream(task_b, batch_size, seed)
     n = task_a.modulus
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import roles
-from ..data import Batch, exact_sets, make_split
-from ..evaluation import batch_correct
-from ..model import AssignAddTransformer, initial_model
+from ..measure import roles
+from ..core.data import Batch, exact_sets, make_split
+from ..core.evaluation import batch_correct
+from ..core.model import AssignAddTransformer, initial_model
 from .interventions import copy_out_hook, distractor_with_other_value, lookup_pattern_hook, predict
 
 

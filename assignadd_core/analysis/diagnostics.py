@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import roles
-from ..data import Batch, Vocab
-from ..measures import probe_accuracy, value_positions
-from ..model import AssignAddTransformer
+from ..measure import roles
+from ..core.data import Batch, Vocab
+from ..measure.measures import probe_accuracy, value_positions
+from ..core.model import AssignAddTransformer
 
 DECOMPOSITION_PARTS = ("token·token", "token·position", "position·token", "position·position")
 

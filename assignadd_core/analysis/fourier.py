@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .. import roles
-from ..data import LITERAL, build_sequences
-from ..measures import operand_pairs, two_operand_input
-from ..model import AssignAddTransformer
+from ..measure import roles
+from ..core.data import LITERAL, build_sequences
+from ..measure.measures import operand_pairs, two_operand_input
+from ..core.model import AssignAddTransformer
 
 
 def n_frequencies(modulus: int) -> int:

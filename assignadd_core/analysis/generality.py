@@ -15,11 +15,11 @@ import itertools
 
 import torch
 
-from .. import roles
-from ..config import RunConfig
-from ..measures import all_measures, measurement_batch, previous_token_qk_score, top2_match
-from ..model import AssignAddTransformer
-from ..verdicts import composed
+from ..measure import roles
+from ..core.config import RunConfig
+from ..measure.measures import all_measures, measurement_batch, previous_token_qk_score, top2_match
+from ..core.model import AssignAddTransformer
+from ..rules.verdicts import composed
 
 M6 = "m6_l2_eq_to_values"
 M3 = "m3_l2_var_identity_qk"

@@ -12,10 +12,10 @@ import math
 import pandas as pd
 import torch
 
-from ..config import TaskConfig
-from ..data import VAR_RESTRICTED, Batch, eval_pools, make_split
-from ..evaluation import batch_correct
-from ..model import AssignAddTransformer
+from ..core.config import TaskConfig
+from ..core.data import VAR_RESTRICTED, Batch, eval_pools, make_split
+from ..core.evaluation import batch_correct
+from ..core.model import AssignAddTransformer
 
 LITERAL_LABEL = "literal"
 SIDES = ("lhs", "rhs")

@@ -20,11 +20,11 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from .. import roles
-from ..config import ModelConfig
-from ..data import Batch, sample_queries
-from ..measures import value_positions
-from ..model import AssignAddTransformer
+from ..measure import roles
+from ..core.config import ModelConfig
+from ..core.data import Batch, sample_queries
+from ..measure.measures import value_positions
+from ..core.model import AssignAddTransformer
 
 
 def copy_out_hook(model) -> str:

@@ -12,9 +12,9 @@ import math
 
 import torch
 
-from ..data import TrainStream
-from ..loss import fused_loss
-from ..model import AssignAddTransformer
+from ..core.data import TrainStream
+from ..core.loss import fused_loss
+from ..core.model import AssignAddTransformer
 
 
 def _gradient(model: AssignAddTransformer, loss_fn, tokens, answers) -> torch.Tensor:

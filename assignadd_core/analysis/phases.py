@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..data import VAR_RESTRICTED
-from ..paper import JUMP_STEPS, REFINEMENT_STEPS, steps_text
-from ..verdicts import LEARNED_LEVEL
+from ..core.data import VAR_RESTRICTED
+from ..rules.paper import JUMP_STEPS, REFINEMENT_STEPS, steps_text
+from ..rules.verdicts import LEARNED_LEVEL
 
 ADDITION_LEVEL = 0.95
 VARIABLE_LOW = 0.9

@@ -23,7 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..verdicts import C9_INCONCLUSIVE_WIDTH, THRESHOLD_LEVEL, composed
+from ..rules.verdicts import C9_INCONCLUSIVE_WIDTH, THRESHOLD_LEVEL, composed
 
 QUADRATURE_NODES = 30
 SIM_RESAMPLES = 400  # seed resamples per simulated data set (the verdict uses C9_RESAMPLES, 2,000)
@@ -97,7 +97,7 @@ def power(model: dict, low_values, high_values, seed_counts=SEED_COUNTS, high_se
           resamples: int = SIM_RESAMPLES, width: float = C9_INCONCLUSIVE_WIDTH, seed: int = 0) -> pd.DataFrame:
     """Per seed count: the share of simulated data sets whose C9 interval is no wider than `width` (with its exact
     95 % interval over the simulations), and the median width. Resampling inside uses `resamples`."""
-    from ..stats import Rate
+    from ..rules.stats import Rate
     from .thresholds import logistic_threshold
     rng = np.random.default_rng(seed)
     rows = []

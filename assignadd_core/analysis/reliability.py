@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import Rate
-from ..verdicts import LEARNED_LEVEL, composed  # noqa: F401  (LEARNED_LEVEL re-exported)
+from ..rules.stats import Rate
+from ..rules.verdicts import LEARNED_LEVEL, composed  # noqa: F401  (LEARNED_LEVEL re-exported)
 from .phases import detect_phases
 
 TRANSITIONS = ("addition", "composition", "jump", "refinement_start", "refinement", "refinement_end")
@@ -55,7 +55,7 @@ def shortcut_answers(task, batch) -> dict:
     """The answer each rule gives on 1-var sequences: the correct sum; the most recent or the first value in
     the prefix plus the literal (lookup by position instead of by variable); twice the literal; the literal."""
     import torch
-    from ..measures import value_positions
+    from ..measure.measures import value_positions
     n = task.modulus
     literal = torch.where(batch.lhs_var >= 0, batch.rhs_val, batch.lhs_val)
     is_value = value_positions(batch, task)
@@ -74,7 +74,7 @@ def shortcut_batch(task, n: int, seed: int = 0):
     """Up to n 1-var training sequences (variable on an allowed side) in which the correct answer and the
     first four rules' answers all differ, so that each answer names one rule."""
     import torch
-    from ..data import sample_queries
+    from ..core.data import sample_queries
     pool = sample_queries(task, 20 * n, torch.Generator().manual_seed(seed), kind="1var_train")
     answers = shortcut_answers(task, pool)
     values = torch.stack([answers[k] for k in SHORTCUTS[:4]], 1)
@@ -104,8 +104,8 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
     variable, the literal operand (1-var only), or elsewhere. Measure 4 pools 0-var and 1-var rows, so a
     model that attends to the operands only when both are numbers scores exactly the 0-var share of its batch."""
     import torch
-    from ..data import eval_pools
-    from ..measures import eq_attends_to_operands, role_activations
+    from ..core.data import eval_pools
+    from ..measure.measures import eq_attends_to_operands, role_activations
     task = model.config.task
     lhs_at, rhs_at = task.operand_positions
     table = []

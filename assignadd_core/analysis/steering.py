@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..verdicts import LEARNED_LEVEL
+from ..rules.verdicts import LEARNED_LEVEL
 
 ARMS = ("twin", "steered", "sham")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..verdicts import composed
+from ..rules.verdicts import composed
 
 
 @dataclass(frozen=True)
@@ -276,7 +276,7 @@ def composition_by_value(done, field: str):
     accuracy), of how many, with the Clopper–Pearson interval."""
     import pandas as pd
 
-    from ..stats import clopper_pearson
+    from ..rules.stats import clopper_pearson
     rows = []
     for value, runs in done.groupby(field):
         k, n = int(runs["1var_train"].map(composed).sum()), len(runs)
@@ -293,7 +293,7 @@ def composed_runs(done):
 
 def seed_crossings(done, field: str, metric: str = "value", level: float | None = None) -> list:
     """One `verdicts.SeedCrossing` per seed, read on that seed's composed runs only."""
-    from ..verdicts import THRESHOLD_LEVEL, seed_crossing
+    from ..rules.verdicts import THRESHOLD_LEVEL, seed_crossing
     level = THRESHOLD_LEVEL if level is None else level
     kept = composed_runs(done)
     return [seed_crossing(int(seed), runs[field], runs[metric], level) for seed, runs in kept.groupby("seed")]
@@ -350,7 +350,7 @@ def logistic_threshold(done, field: str, metric: str = "value", level: float | N
     composed runs of every seed reaches 50 %, and its 95 % interval from resampling the seeds with replacement
     (each resample refitted; one whose runs all succeed or all fail has its midpoint off the grid, at -inf or
     +inf). Returns {"threshold" (None without a rise), "interval", "seeds", "runs", "unbounded"}."""
-    from ..verdicts import C9_RESAMPLES, THRESHOLD_LEVEL
+    from ..rules.verdicts import C9_RESAMPLES, THRESHOLD_LEVEL
     level = THRESHOLD_LEVEL if level is None else level
     resamples = C9_RESAMPLES if resamples is None else resamples
     kept = composed_runs(done)

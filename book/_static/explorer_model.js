@@ -1,5 +1,5 @@
 // The assign-add model run in the page (book/explorer.md), with no library: the exported weights decoded, the
-// forward pass in float64 (the function `forward` of assignadd_core/explorer.py computes; tests/test_explorer.py
+// forward pass in float64 (the function `forward` of assignadd_core/report/explorer.py computes; tests/test_explorer.py
 // checks this one against it and against PyTorch), and the task's rules (book/protocol.md): a sequence read and
 // checked, its query classified, random sequences of each kind drawn. No drawing here: explorer.js draws the page.
 //

@@ -1,0 +1,2 @@
+"""The thin core: the task (data, split, pools, exact sets), the model, the loss, checkpoints and the run folder,
+evaluation, the study profiles. It imports nothing from the other folders."""

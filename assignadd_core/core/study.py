@@ -1,0 +1,56 @@
+"""Study profiles: one declarative file per study (`studies/<name>.yaml` at the repository root) holding what is
+particular to it: the paper's numbers with where it states them, the protocol's steps, the sweeps' grids and seeds,
+the composition study's settings, the generality study's shapes. `paper.py`, `sweep/grid.py`, `generality.py` and the
+chapters read their values from here, so a follow-up study changes a file, not the code.
+
+The study the package runs is `studies/paper.yaml` unless the environment variable ASSIGNADD_STUDY names another:
+a profile's name in `studies/` or the path of a YAML file (a follow-up copies paper.yaml, edits it, and sets
+ASSIGNADD_STUDY before it runs anything). Its `overrides` (config changes, e.g. `task.modulus: 97`) are the base of
+every sweep of the study.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+STUDIES = Path(__file__).resolve().parents[2] / "studies"
+STUDY_ENV = "ASSIGNADD_STUDY"
+
+
+@functools.lru_cache(maxsize=None)
+def profile(name: str) -> dict:
+    """The study profile `studies/<name>.yaml` (or the YAML file at a path), parsed (a clear error for a missing or
+    empty one)."""
+    import yaml
+    path = Path(name) if name.endswith((".yaml", ".yml")) else STUDIES / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in STUDIES.glob("*.yaml"))) or "none"
+        raise FileNotFoundError(f"no study profile {path} (profiles in {STUDIES}: {known})")
+    data = yaml.safe_load(path.read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"study profile {path} is empty or not a mapping")
+    return data
+
+
+def paper() -> dict:
+    """The profile of the study this process runs: the paper's, or the one ASSIGNADD_STUDY names."""
+    return profile(os.environ.get(STUDY_ENV) or "paper")
+
+
+def study_overrides() -> dict:
+    """The study's config changes (dotted keys), the base every one of its sweeps starts from: none for the paper."""
+    overrides = paper().get("overrides") or {}
+    if not isinstance(overrides, dict):
+        raise ValueError(f"a study profile's overrides must be a mapping of config keys, got {overrides!r}")
+    return dict(overrides)
+
+
+def run_name(shape: str, seed: int) -> str:
+    """A run of a study of several shapes (the generality study): `<shape>_seed<seed>`."""
+    return f"{shape}_seed{seed}"
+
+
+def seed_range(spec: dict) -> tuple[int, ...]:
+    """{first, count} -> (first, first + 1, ..., first + count - 1)."""
+    return tuple(range(int(spec["first"]), int(spec["first"]) + int(spec["count"])))

@@ -1,0 +1,243 @@
+"""C10's causal test: steer the identity component of every layer-2 QK update in a window of steps, fixed
+(`TrainConfig.steer_from`, `steer_to`) or started by a trigger (`steer_trigger`, `steer_window`), with
+`steer_share` and `steer_direction` (or `steer_sham`).
+
+The identity direction. With U the variable copies (`measures.variable_copies`: u_v = W_E[v] OV1, what layer 1
+writes for variable v), a change Δ of W_QK2 = W_Q2 W_K2ᵀ changes the 12 × 12 variable QK map by U Δ Uᵀ. Its
+diagonal contrast (the mean same-variable score minus the mean other-variable score, what measure 3 needs to
+rise) is linear in Δ: ⟨Δ, Uᵀ C U⟩ with C = I/n − (J − I)/(n(n − 1)). The unit matrix D = Uᵀ C U / ‖Uᵀ C U‖ is
+the direction of W_QK2 that raises that contrast fastest; its coefficient in an update is the update's identity
+component.
+
+The shams. "wrong_pairs" (`wrong_pairs_direction`) is built as D is, from the contrast of a pairing without a
+fixed point, π(v) = v + 1 mod n (each variable's query with the next variable's key, a stated rule, not a draw):
+C_π = P_π/n − (J − P_π)/(n(n − 1)), then Uᵀ C_π U made exactly orthogonal to D and of unit norm: a direction in the
+same subspace of matrices Uᵀ M U, of D's norm, that raises the score of the wrong pairs. The random sham
+(`steer_sham`) is a fixed random unit direction orthogonal to D, drawn from `perturb_seed`: not in that subspace.
+
+The steering. Right after each steered optimizer step, the update Δ of W_QK2 is changed so that its component
+along the steered direction is `steer_share` × a size: 0 removes that component (for D: the map's contrast does not
+move with that step, for the copies as they are), 0.5 pushes toward it by half the size, 2 by twice. The change
+is written into W_Q2 (W_K2 and the optimizer's moments are left alone), in one of two ways (`steer_write`).
+
+"exact" (the fixed windows of 2026-12-03): the size is ‖Δ‖, and W_Q2 += c D (W_K2ᵀ)⁺, so that W_QK2 changes by
+exactly c D where W_K2 is square and invertible, as in the paper's shape (d_head = d_model). Where W_K2 is
+ill-conditioned that change of W_Q2 is large (at step 3,601 of a stuck run, initialization 2434 with data order
+2460: 17 |c|, against 0.19 |c| for the smallest write below), the next updates of W_QK2 grow with W_Q2, and so
+does the next push: from that state a push of share 1 took ‖W_Q2‖ from 14 to 2·10¹³ within 100 steps. (With the
+smallest write and the size ‖Δ‖, the same push still grew it to 3·10⁵ over 3,000 steps.)
+
+"smallest" (the onset test): the size is the norm of the change of W_QK2 that W_Q2's own step made, W_K2 held (the
+steering's own changes of W_Q2 do not feed into it), and the change X of W_Q2 is the smallest that moves the
+component of W_QK2 along the direction by c while, for a sham, holding its component along D: X lies in the span of
+direction·W_K2 and D·W_K2 (no inverse of W_K2). It changes W_QK2 off those directions too.
+
+"hold" (stated 2026-12-04, after the update removal failed its manipulation check in the first onset cells: the
+variable map's identity pattern formed anyway, moved by the copies U as much as by W_QK2's update): right after each
+steered step, the smallest change of W_Q2 (W_K2 held) that brings each row's contrast of the variable QK map
+M = U W_QK2 Uᵀ for the direction's pairing back to its value before the step: r_v = M[v, π(v)] − mean_j M[v, j],
+π the identity ("identity") or the wrong pairing ("wrong_pairs"), twelve constraints ⟨W_QK2, Uᵀ C_v U⟩ = r_v read
+with the copies of the step (`hold_rows`). The identity arm holds the map's diagonal where it was at the window's
+start, so measure 3 cannot rise by either route; the wrong-pairs arm holds twelve contrasts of the same kind that
+are not the identity's.
+
+The trigger. With `steer_trigger` > 0, the first eval step at which measure 5 (layer 1 copies the variables)
+reaches it is recorded in the run's counters (`record_trigger`: saved with the resume state, so a resumed run
+keeps it, and in final.json as `steer_started_after`); the steps after it, `steer_window` of them, are steered.
+Direction "none" (the twin) records the trigger and steers nothing. An early stop (`trainer.decided`) waits for
+the window's end (`pending`).
+
+A steered run is a pure function of its config like any other (reruns are bit-identical on CPU, a resumed run
+equals an uninterrupted one).
+"""
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import torch
+
+from ..measure import roles
+from ..core.config import RunConfig
+from ..measure.measures import variable_copies
+from .perturb import stream_generator
+
+_SHAM_STREAM = 3  # beside perturb's jitter (1) and gradient-noise (2) streams of the same seed
+TRIGGER_KEY = "steer_started_after"  # the counter (and final.json field) of the trigger's eval step
+
+
+def window(config: RunConfig, counters: dict | None = None) -> tuple[int, int] | None:
+    """The steps steered, (first, last): the fixed window, or the `steer_window` steps after the recorded trigger
+    (None: no steering asked for, or a trigger not reached yet)."""
+    t = config.train
+    if t.steer_to > 0:
+        return t.steer_from, t.steer_to
+    after = (counters or {}).get(TRIGGER_KEY) if t.steer_trigger > 0 else None
+    return None if after is None else (after + 1, min(after + t.steer_window, t.steps))
+
+
+def due(config: RunConfig, step: int | None, counters: dict | None = None) -> bool:
+    """Whether step `step`'s update is steered (`counters`: the run's, which hold a triggered window's start)."""
+    steps = window(config, counters)
+    return step is not None and steps is not None and config.train.steer_direction != "none" and \
+        steps[0] <= step <= steps[1]
+
+
+def pending(config: RunConfig, counters: dict, step: int) -> bool:
+    """Whether a window the run asks for is not behind it at `step` (an early stop waits for its end). A trigger
+    never reached leaves nothing pending: that run is never steered."""
+    steps = window(config, counters)
+    return steps is not None and step <= steps[1]
+
+
+def record_trigger(config: RunConfig, counters: dict, row: dict) -> None:
+    """At an eval row: the first whose measure 5 reaches `steer_trigger` starts the window after its step."""
+    level = config.train.steer_trigger
+    if level > 0 and counters.get(TRIGGER_KEY) is None and row["m5_l1_value_prev_token"] >= level:
+        counters[TRIGGER_KEY] = int(row["step"])
+
+
+def saved_counters(config: RunConfig, state: dict) -> dict:
+    """The trigger's counter of a triggered run, from its saved state (None: not reached), else nothing."""
+    return {TRIGGER_KEY: state.get(TRIGGER_KEY)} if config.train.steer_trigger > 0 else {}
+
+
+def final_fields(config: RunConfig, counters: dict) -> dict:
+    """What final.json says of a triggered steering: the trigger's eval step (null: never reached)."""
+    return {TRIGGER_KEY: counters.get(TRIGGER_KEY)} if config.train.steer_trigger > 0 else {}
+
+
+def qk2(model) -> torch.Tensor:
+    """W_QK2 [d, d] in float64: the lookup head's (layer 2's in the paper), whose QK forms the associative
+    memory (C5, C10)."""
+    attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
+    return (attn.W_Q[h].double() @ attn.W_K[h].double().T).detach()
+
+
+def identity_direction(model) -> torch.Tensor:
+    """D [d, d]: the unit direction of W_QK2 along which the variable QK map's diagonal contrast rises fastest."""
+    copies = variable_copies(model).detach().double()
+    n = copies.shape[0]
+    eye = torch.eye(n, dtype=torch.float64, device=copies.device)
+    return _pairing_direction(copies, eye)
+
+
+def _pairing_direction(copies: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:
+    """Uᵀ C U / ‖Uᵀ C U‖ for the contrast C = P/n − (J − P)/(n(n − 1)) of a pairing P (a permutation matrix)."""
+    n = copies.shape[0]
+    contrast = pairs / n - (1 - pairs) / (n * (n - 1))
+    direction = copies.T @ contrast @ copies
+    return direction / direction.norm()
+
+
+def wrong_pairing(n: int) -> list[int]:
+    """π: each variable v paired with v + 1 mod n (no fixed point for n >= 2)."""
+    return [(v + 1) % n for v in range(n)]
+
+
+def wrong_pairs_direction(model, identity: torch.Tensor) -> torch.Tensor:
+    """The sham in D's subspace: the direction of the wrong pairing's contrast (`wrong_pairing`), made orthogonal
+    to `identity` (D at this step) and of unit norm."""
+    copies = variable_copies(model).detach().double()
+    n = copies.shape[0]
+    pairs = torch.zeros(n, n, dtype=torch.float64, device=copies.device)
+    pairs[torch.arange(n), torch.tensor(wrong_pairing(n))] = 1.0
+    raw = _pairing_direction(copies, pairs)
+    raw = raw - (raw * identity).sum() * identity
+    return raw / raw.norm()
+
+
+@functools.lru_cache(maxsize=4)
+def _sham_draw(perturb_seed: int, d: int) -> torch.Tensor:
+    """The sham's fixed random matrix [d, d] (drawn once per seed, not at every steered step; never modified)."""
+    return torch.randn(d, d, generator=stream_generator(_SHAM_STREAM, perturb_seed), dtype=torch.float64)
+
+
+def sham_direction(config: RunConfig, identity: torch.Tensor) -> torch.Tensor:
+    """A fixed random unit direction (drawn from `perturb_seed`), made orthogonal to `identity` at this step."""
+    raw = _sham_draw(config.train.perturb_seed, identity.shape[0]).to(identity.device)
+    raw = raw - (raw * identity).sum() * identity
+    return raw / raw.norm()
+
+
+class Before(NamedTuple):
+    """What a steered step is measured against: W_QK2, W_Q2 and the variable copies U before the optimizer step
+    (float64)."""
+    qk: torch.Tensor
+    w_q: torch.Tensor
+    copies: torch.Tensor
+
+
+def snapshot(model) -> Before:
+    attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
+    return Before(qk2(model), attn.W_Q[h].detach().double().clone(), variable_copies(model).detach().double())
+
+
+def row_contrast_matrices(copies: torch.Tensor, pairing: list[int]) -> torch.Tensor:
+    """[n, d, d]: G_v = Uᵀ C_v U with C_v = e_v e_π(v)ᵀ − e_v 1ᵀ/n, so that ⟨W_QK2, G_v⟩ is row v's contrast
+    M[v, π(v)] − mean_j M[v, j] of the variable map M = U W_QK2 Uᵀ."""
+    n = copies.shape[0]
+    rows = torch.zeros(n, n, n, dtype=copies.dtype, device=copies.device)
+    index = torch.arange(n, device=copies.device)
+    rows[index, index, :] -= 1.0 / n
+    rows[index, index, torch.tensor(pairing, device=copies.device)] += 1.0
+    return torch.einsum("vab,ai,bj->vij", rows, copies, copies)
+
+
+def hold_pairing(config: RunConfig, n: int) -> list[int]:
+    return wrong_pairing(n) if config.train.steer_direction == "wrong_pairs" else list(range(n))
+
+
+@torch.no_grad()
+def hold_rows(model, config: RunConfig, before: Before) -> torch.Tensor:
+    """The "hold" write: the smallest change X of W_Q2 (W_K2 held) with ⟨(W_Q2 + X) W_K2ᵀ, G_v⟩ = the row contrasts
+    before the step, for every v (`row_contrast_matrices` with the copies of now and of before); X lies in the span
+    of the G_v W_K2, from their Gram matrix (least squares). Returns the rows' contrasts after the write."""
+    pairing = hold_pairing(config, before.copies.shape[0])
+    target = torch.einsum("ij,vij->v", before.qk, row_contrast_matrices(before.copies, pairing))
+    now = row_contrast_matrices(variable_copies(model).detach().double(), pairing)
+    attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
+    w_k = attn.W_K[h].double()
+    missing = target - torch.einsum("ij,vij->v", qk2(model), now)
+    reach = now @ w_k  # ⟨X W_Kᵀ, G_v⟩ = ⟨X, G_v W_K⟩
+    gram = torch.einsum("aij,bij->ab", reach, reach)
+    weights = torch.linalg.lstsq(gram, missing[:, None]).solution[:, 0]
+    attn.W_Q[h] += torch.einsum("a,aij->ij", weights, reach).to(attn.W_Q.dtype)
+    return torch.einsum("ij,vij->v", qk2(model), now)
+
+
+@torch.no_grad()
+def steer(model, config: RunConfig, before: Before) -> float:
+    """Set the component of this step's W_QK2 update (`before` → now) along the steered direction to `steer_share`
+    × a size: the update's norm ("exact" write), or the norm of the change of W_QK2 that W_Q2's own step made, W_K2
+    held ("smallest" write: a size the steering's own changes of W_Q2 do not feed back into). Returns the
+    coefficient c added along the direction (the "hold" write: the largest change it made to a row's contrast)."""
+    if config.train.steer_write == "hold":
+        before_rows = torch.einsum("ij,vij->v", qk2(model), row_contrast_matrices(
+            variable_copies(model).detach().double(), hold_pairing(config, before.copies.shape[0])))
+        return float((hold_rows(model, config, before) - before_rows).abs().max())
+    identity = identity_direction(model)
+    if config.train.steer_sham:
+        direction = sham_direction(config, identity)
+    elif config.train.steer_direction == "wrong_pairs":
+        direction = wrong_pairs_direction(model, identity)
+    else:
+        direction = identity
+    attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
+    w_k = attn.W_K[h].double()
+    update = qk2(model) - before.qk
+    smallest = config.train.steer_write == "smallest"
+    size = (attn.W_Q[h].double() - before.w_q) @ w_k.T if smallest else update
+    c = config.train.steer_share * float(size.norm()) - float((update * direction).sum())
+    if smallest:
+        # the smallest X with ⟨X W_Kᵀ, direction⟩ = c (and, for a sham, ⟨X W_Kᵀ, D⟩ = 0): X in the span of
+        # direction W_K (and D W_K), from their Gram matrix; no inverse of W_K
+        reach = torch.stack([direction @ w_k] + ([identity @ w_k] if direction is not identity else []))
+        target = torch.zeros(len(reach), dtype=torch.float64, device=reach.device)
+        target[0] = c
+        change = torch.einsum("a,aij->ij", torch.linalg.solve(torch.einsum("aij,bij->ab", reach, reach), target), reach)
+    else:
+        # X W_Kᵀ = c D  <=>  W_K Xᵀ = c Dᵀ: least squares, exact for a square invertible W_K
+        change = torch.linalg.lstsq(w_k, (c * direction).T).solution.T
+    attn.W_Q[h] += change.to(attn.W_Q.dtype)
+    return c

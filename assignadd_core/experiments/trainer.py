@@ -1,0 +1,510 @@
+"""The training loop (book/protocol.md, "Training"): AdamW on the cross-entropy at `=`, evaluation and a checkpoint at
+steps 1, 1 + eval_every, ... and the last step; resumable; bit-identical reruns on CPU.
+
+Training data is a pure function of (seed, step) (`data.TrainStream`), and the model and
+optimizer state are saved at every eval step, so a killed run resumes to exactly the metrics of
+an uninterrupted one. One process trains a run at a time (the run folder's writer lock).
+
+Speed defaults: torch's own thread count and OpenMP wait policy (the package sets neither; a
+sweep's single-thread workers wait passively, see `sweep`), and bf16 autocast only where the
+device computes bf16 natively; elsewhere it is emulated, several times slower than fp32, so the run
+trains in fp32 after a one-line warning. final.json records the threads, the wait policy and
+whether bf16 was used.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from ..core.checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_torch_dict, load_weights_into,
+                         save_model, save_torch_dict)
+from ..core.config import COMPILE_CHOICES, COMPOSED_LEVEL, ConfigError, RunConfig
+from ..core.data import POOL_NAMES, TrainStream, exact_set_sizes, make_split
+from ..core.evaluation import evaluate
+from ..core.loss import at_least_fp32, autocast_context, fused_loss
+from ..measure.measures import MEASURE_NAMES
+from ..analysis.quantities import LOGGED_VERSIONS, logged_row
+from ..core.model import initial_model
+from . import steer
+from .perturb import add_gradient_noise, nudge, nudge_due
+from ..core.run_folder import Run
+
+METRIC_COLUMNS = ("step", "loss", *POOL_NAMES, *MEASURE_NAMES, "elapsed_s")
+KEEP_CHOICES = ("all", "none")
+
+
+def is_eval_step(step: int, config: RunConfig) -> bool:
+    return (step - 1) % config.train.eval_every == 0 or step == config.train.steps
+
+
+def is_probe_step(step: int, config: RunConfig) -> bool:
+    return (step - 1) % config.train.probe_every == 0 or step == config.train.steps
+
+
+class DeviceError(RuntimeError):
+    """The requested device is not available on this machine (an environment problem, not a config one)."""
+
+
+def resolve_device(device: str) -> torch.device:
+    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        raise ConfigError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise DeviceError(f"device {device!r} requested but torch sees no CUDA GPU on this machine")
+    return torch.device(device)
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Whether `device` computes bf16 in hardware (where it does not, autocast emulates it, slowly)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    try:
+        if not (torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()):
+            return False
+        if platform.machine().lower() in ("x86_64", "amd64"):
+            # oneDNN's check also passes on plain AVX-512 (bf16 emulated); only AVX512-BF16 or AMX compute it
+            return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+        return True  # aarch64: the check above already asks for the bf16 extension
+    except (AttributeError, RuntimeError):  # a torch without these probes
+        return False
+
+
+def use_bf16(config: RunConfig, device: torch.device) -> bool:
+    """bf16 autocast when the config asks for it and the device has native bf16; else fp32, said in one line."""
+    if not config.train.bf16:
+        return False
+    if native_bf16(device):
+        return True
+    print(f"warning: bf16 requested but this {device.type} has no native bf16 (emulated bf16 is several"
+          " times slower than fp32); training in fp32, recorded as bf16_used false in final.json", file=sys.stderr)
+    return False
+
+
+def make_optimizer(model: torch.nn.Module, config: RunConfig) -> torch.optim.AdamW:
+    t = config.train
+    return torch.optim.AdamW(model.parameters(), lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps,
+                             weight_decay=t.weight_decay)
+
+
+def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device,
+               bf16: bool | None = None, step: int | None = None, counters: dict | None = None) -> float:
+    """One eager optimizer step (the reference every faster path is tested against); with `step`, that step's
+    gradient noise (`perturb`, if the config asks for any) is added before the update and its steering (`steer`;
+    `counters`: the run's, which hold a triggered window's start) applied after it."""
+    loss = fused_loss(model, tokens, answers, config, device, bf16)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    _update(model, optimizer, config, step, counters)
+    return loss.item()
+
+
+def _update(model, optimizer, config: RunConfig, step: int | None, counters: dict | None = None) -> None:
+    if step is not None:
+        add_gradient_noise(model, config, step)
+    steering = steer.due(config, step, counters)
+    before = steer.snapshot(model) if steering else None
+    optimizer.step()
+    if steering:
+        steer.steer(model, config, before)
+
+
+COMPILE_MIN_STEPS = 2_000  # below this, compiling (a few seconds, ~20 s with a cold cache) costs more than it saves
+
+
+# The fused forward's stages (`model._fused`), which a run may compile one at a time (the mode study's bisection).
+STAGES = ("attention", "mlp", "unembed")
+PRECISIONS = ("fp32", "fp64")
+
+
+def compile_stages(setting: str) -> tuple[str, ...] | None:
+    """The stages a setting such as 'attention' or 'mlp,unembed' compiles alone; None for 'auto', 'on', 'off'."""
+    if setting in COMPILE_CHOICES:
+        return None
+    stages = tuple(part.strip() for part in str(setting).split(","))
+    if not stages or any(stage not in STAGES for stage in stages):
+        raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)} or a comma-separated list of the"
+                          f" stages {', '.join(STAGES)} (compiled alone), got {setting!r}")
+    return stages
+
+
+def compile_wanted(setting: str, device: torch.device, steps: int) -> bool:
+    """Whether to compile the training step. 'auto': on a CPU at one thread, for a run of at least
+    `COMPILE_MIN_STEPS` steps: there `torch.compile` made the fused step about 1.4x faster (about 3 ms a step,
+    benchmarks/train_step.py); at two threads it was slower, and it has not been measured on a GPU, so there
+    'auto' stays eager."""
+    if compile_stages(setting) is not None:
+        return False  # the whole step stays eager; `TrainingStep` compiles the named stages
+    if setting == "auto":
+        return device.type == "cpu" and torch.get_num_threads() == 1 and steps >= COMPILE_MIN_STEPS
+    return setting == "on"
+
+
+class TrainingStep:
+    """`step(tokens, answers) -> loss`: one AdamW step on the fused loss, eager or through `torch.compile`.
+
+    Compiling changes no setting of the run: same parameters, optimizer, stream and config hash, so a run
+    resumes across a compiled and an eager process. The compiled loss differs from the eager one only in
+    floating-point rounding (tests bound logits and gradients). Where compilation is unavailable or fails,
+    the step falls back to eager with one line on stderr and stays eager."""
+
+    def __init__(self, model, optimizer, config: RunConfig, device: torch.device, bf16: bool, compiled: bool,
+                 stages: tuple[str, ...] | None = None):
+        self.model, self.optimizer, self.config, self.device, self.bf16 = model, optimizer, config, device, bf16
+        self._compiled_loss = None
+        if compiled or stages:
+            try:
+                self._compiled_loss = StagedLoss(model, config, device, bf16, stages) if stages else \
+                    torch.compile(self._loss)
+            except Exception as err:  # noqa: BLE001  (e.g. a platform torch.compile does not support)
+                self._fall_back(err)
+
+    @property
+    def compiled(self) -> bool:
+        return self._compiled_loss is not None
+
+    def _loss(self, tokens, answers):
+        return fused_loss(self.model, tokens, answers, self.config, self.device, self.bf16)
+
+    def _fall_back(self, err: BaseException) -> None:
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        print(f"warning: torch.compile is unavailable here ({type(err).__name__}: {first}); training eager",
+              file=sys.stderr)
+        self._compiled_loss = None
+
+    def __call__(self, tokens, answers, step: int | None = None, counters: dict | None = None) -> float:
+        if self._compiled_loss is not None:
+            try:  # compilation happens at the first forward and backward; nothing is applied before step()
+                loss = self._compiled_loss(tokens, answers)
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                _update(self.model, self.optimizer, self.config, step, counters)
+                return loss.item()
+            except Exception as err:  # noqa: BLE001
+                self._fall_back(err)
+        return train_step(self.model, self.optimizer, tokens, answers, self.config, self.device, self.bf16, step,
+                          counters)
+
+
+class StagedLoss:
+    """The fused loss with only some stages compiled (`STAGES`: both attention layers, the MLP, the unembedding with
+    the loss), each alone; the others run eager. Uncompiled, it computes exactly `fused_loss`."""
+
+    def __init__(self, model, config: RunConfig, device: torch.device, bf16: bool, compiled: tuple[str, ...]):
+        if not config.model.paper_shape:
+            raise ConfigError("compiling single stages needs the paper's shape (the fused path)")
+        self.config, self.device, self.bf16 = config, device, bf16
+        parts = {"attention": model._fused_attention, "mlp": model._fused_mlp,
+                 "unembed": lambda resid, answers: F.cross_entropy(at_least_fp32(model._fused_unembed(resid)),
+                                                                   answers)}
+        self.parts = {name: torch.compile(fn) if name in compiled else fn for name, fn in parts.items()}
+
+    def __call__(self, tokens, answers):
+        with autocast_context(self.config, self.device, self.bf16):
+            resid = self.parts["mlp"](self.parts["attention"](tokens)[0])
+        return self.parts["unembed"](resid, answers)
+
+
+# ---------------------------------------------------------------------------- resume state
+# One dict saved and loaded together: the step, the counters, and the model and optimizer state dicts.
+RESUME_FILE = "state.pt"
+FLAT_RESUME_FILE = "state.safetensors"  # the earlier format (tensors flattened by name), still read
+
+
+def save_resume_state(run: Run, model, optimizer, step: int, extra: dict) -> None:
+    save_torch_dict({"step": step, **extra, "model": model.state_dict(), "optimizer": optimizer.state_dict()},
+                    run.resume_dir / RESUME_FILE)
+    (run.resume_dir / FLAT_RESUME_FILE).unlink(missing_ok=True)  # a resumed older run's state, now stale
+    # a readable copy of the counters, for people and `runs.continue_run`; the state file itself is the record
+    atomic_write_text(run.resume_dir / "state.json", json.dumps({"step": step, **extra}))
+
+
+def load_resume_state(run: Run, model, optimizer) -> dict | None:
+    """Load the saved state into model and optimizer; returns the step and counters (None: nothing saved)."""
+    path = run.resume_dir / RESUME_FILE
+    if not path.is_file():
+        return _load_flat_resume_state(run, model, optimizer)
+    state = load_torch_dict(path)
+    load_weights_into(model, state.pop("model"), path)
+    optimizer.load_state_dict(state.pop("optimizer"))  # moves the moments to the parameters' device
+    return state
+
+
+def _load_flat_resume_state(run: Run, model, optimizer) -> dict | None:
+    """Resume folders written before RESUME_FILE: state.json + model.* and optim.<param>.<key> tensors."""
+    info_path, tensor_path = run.resume_dir / "state.json", run.resume_dir / FLAT_RESUME_FILE
+    if not info_path.is_file():
+        return None
+    tensors = load_tensors(tensor_path)
+    load_weights_into(model, {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, tensor_path)
+    state = optimizer.state_dict()
+    for index, (name, _) in enumerate(model.named_parameters()):
+        keys = [k for k in tensors if k.startswith(f"optim.{name}.")]
+        if keys:
+            state["state"][index] = {k.rsplit(".", 1)[-1]: tensors[k] for k in keys}
+    optimizer.load_state_dict(state)
+    return json.loads(info_path.read_text())
+
+
+def last_saved_step(run: Run) -> int:
+    info = run.resume_dir / "state.json"
+    return json.loads(info.read_text())["step"] if info.is_file() else 0
+
+
+# ---------------------------------------------------------------------------- metrics file
+def truncate_metrics(path: Path, last_step: int) -> None:
+    """Drop rows past the resumed step (written after the last saved state, before an interruption)."""
+    if not path.is_file():
+        return
+    lines = path.read_text().splitlines(keepends=True)
+    kept = lines[:1] + [line for line in lines[1:] if int(line.split(",", 1)[0]) <= last_step]
+    atomic_write_text(path, "".join(kept))
+
+
+LOGGED_VERSIONS_FILE = "metrics.json"  # the versions of the logged quantities metrics.csv was written with
+
+
+def check_logged_versions(run: Run, start: int) -> None:
+    """A fresh run records the versions of the quantities it logs; a resumed one must log the same ones
+    (a run written before versions were recorded logged version 1 of each)."""
+    path = run.path / LOGGED_VERSIONS_FILE
+    if start == 0 or not run.metrics_path.is_file():
+        atomic_write_text(path, json.dumps({"versions": LOGGED_VERSIONS}, sort_keys=True) + "\n")
+        return
+    written = json.loads(path.read_text())["versions"] if path.is_file() else {k: 1 for k in LOGGED_VERSIONS}
+    if written != LOGGED_VERSIONS:
+        raise ConfigError(f"{run.metrics_path} was logged with quantity versions {written}; this code logs"
+                          f" {LOGGED_VERSIONS}: train it into a new run folder")
+
+
+def append_metrics(path: Path, row: dict) -> None:
+    new = not path.is_file()
+    with open(path, "a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=METRIC_COLUMNS)
+        if new:
+            writer.writeheader()
+        writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "cpu"
+
+
+def environment_info(device: torch.device) -> dict:
+    import transformer_lens  # noqa: F401  (version only)
+    from importlib.metadata import version
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                              cwd=Path(__file__).parent)
+        commit = done.stdout.strip() if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name()
+    return {"device": device.type, "device_name": name, "threads": torch.get_num_threads(),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default"),
+            "python": platform.python_version(), "torch": torch.__version__,
+            "transformer_lens": version("transformer-lens"), "git_commit": commit}
+
+
+# ---------------------------------------------------------------------------- the loop
+def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool = True,
+          keep_checkpoints: str = "all", compile: str = "auto", precision: str = "fp32") -> Run:
+    """Train (or resume) the run in `run_dir`; returns the finished Run.
+
+    `compile` ('auto', 'on', 'off'; see `compile_wanted`; or stages compiled alone, `compile_stages`) and
+    `precision` ('fp32'; 'fp64', the exact-arithmetic reference of the mode study, evaluated in fp32) change how
+    the steps are computed, never the run's config or hash; final.json records both. Gradients are switched on here, so a caller that disabled
+    them globally (an analysis notebook) can still train a missing run. Raises BusyError at once when another
+    process trains this run."""
+    with torch.enable_grad():
+        return _train(config, run_dir, device, progress, keep_checkpoints, compile, precision)
+
+
+def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_checkpoints: str,
+           compile: str, precision: str) -> Run:
+    if keep_checkpoints not in KEEP_CHOICES:
+        raise ConfigError(f"keep_checkpoints must be one of {KEEP_CHOICES}, got {keep_checkpoints!r}")
+    if precision not in PRECISIONS:
+        raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision == "fp64" and config.train.bf16:
+        raise ConfigError("precision fp64 and bf16 exclude each other")
+    dev = resolve_device(device)
+    compiled = compile_wanted(compile, dev, config.train.steps)
+    make_split(config.task)  # refuse a bad split before creating anything on disk
+    run = Run(run_dir)
+    if run.exists() and run.config != config:
+        raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
+    run.path.mkdir(parents=True, exist_ok=True)
+    with run.writer_lock():  # a second process on this run stops here, naming the first
+        return _train_locked(config, run, dev, progress, keep_checkpoints, compile, compiled, precision)
+
+
+def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool, keep_checkpoints: str,
+                  compile: str, compiled: bool, precision: str = "fp32") -> Run:
+    write_or_check_config(run, config)
+    environment = {**environment_info(dev), "precision": precision}  # at the start: the commit training it
+    bf16 = use_bf16(config, dev)
+    model = initial_model(config).to(dev)
+    if precision == "fp64":
+        model = model.double()  # before resuming: a saved fp64 state loads as fp64
+    optimizer = make_optimizer(model, config)
+    start, counters = resume(run, model, optimizer, config)
+    if start and counters.pop("precision", "fp32") != precision:
+        raise ConfigError(f"{run.path} was trained in {'fp64' if precision == 'fp32' else 'fp32'} up to step {start};"
+                          f" resume it in that precision (or train {precision} into a new run folder)")
+    counters["precision"] = precision
+    if start == 0 and nudge_due(config, 0):
+        nudge(model, config)
+    step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled, compile_stages(compile))
+    stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
+    loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
+
+    bar = tqdm(total=config.train.steps, initial=start, disable=not progress, desc=run.name,
+               unit="step", mininterval=2.0, dynamic_ncols=True)
+    tic = time.perf_counter()
+    step = start
+    # a run that stopped once composition held is finished at its last saved step
+    todo = range(0) if decided(config, counters, start) else range(start + 1, config.train.steps + 1)
+    try:
+        for step in todo:
+            tokens, answers = stream.batch(step)
+            loss = step_fn(tokens.to(dev), answers.to(dev), step, counters)
+            if nudge_due(config, step):  # after this step's update; a state saved from here on holds it
+                nudge(model, config)
+            if not math.isfinite(loss):
+                raise FloatingPointError(f"training loss became {loss} at step {step}; lower lr or disable bf16")
+            loss_sum, loss_count = loss_sum + loss, loss_count + 1
+            counters["bf16_steps"] += bf16
+            counters["compiled_steps"] += step_fn.compiled
+            bar.update(1)
+            if is_eval_step(step, config):
+                row = eval_row(model, config, dev, bf16, step, loss_sum / loss_count)
+                now = time.perf_counter()
+                counters["elapsed_s"], tic = counters["elapsed_s"] + now - tic, now
+                counters["composed_streak"] = counters["composed_streak"] + 1 if composed_row(row) else 0
+                steer.record_trigger(config, counters, row)  # before the state is saved: a resume keeps it
+                save_eval_step(run, model, optimizer, row, counters, keep_checkpoints)
+                loss_sum, loss_count = 0.0, 0
+                bar.set_postfix(loss=f"{row['loss']:.3f}", v1=f"{row['1var_train']:.2f}",
+                                v2=f"{row['2var_train']:.2f}", refresh=False)
+                if decided(config, counters, step):
+                    break
+    except KeyboardInterrupt:
+        # An interrupted optimizer step may be half applied, so the state saved at the last eval
+        # step (at most eval_every - 1 steps back) is what a resume continues from.
+        bar.close()
+        print(f"\ninterrupted; {run.path} resumes from step {last_saved_step(run)}")
+        raise
+    bar.close()
+    finish_run(run, model, config, environment, counters, compile, last_step=step)
+    return run
+
+
+def composed_row(row: dict) -> bool:
+    return bool(row["1var_train"] >= COMPOSED_LEVEL)
+
+
+def decided(config: RunConfig, counters: dict, step: int | None = None) -> bool:
+    """Stop early: composition has held for `stop_when_composed` evaluations in a row (0: never), and a nudge
+    or steering the run asks for is behind it (at `step`, by default the last saved one): a steered run's
+    composition counts once it holds without the steering (a triggered window: once it has ended)."""
+    wanted, t = config.train.stop_when_composed, config.train
+    step = counters.get("step", 0) if step is None else step
+    pending = (t.jitter > 0 and step <= t.jitter_step) or steer.pending(config, counters, step)
+    return wanted > 0 and counters["composed_streak"] >= wanted and not pending
+
+
+# ---------------------------------------------------------------------------- shared with stacked training
+# A run's folder is written by these alone, so a run trained alone or in a stack (`stacked`) has the same files.
+def write_or_check_config(run: Run, config: RunConfig) -> None:
+    """Under the run's lock: write config.json of a new run, refuse a folder holding another config."""
+    if run.exists():
+        if run.config != config:
+            raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
+    else:
+        atomic_write_text(run.config_path, config.to_json() + "\n")
+
+
+def resume(run: Run, model, optimizer, config: RunConfig) -> tuple[int, dict]:
+    """Load the saved state (if any) into model and optimizer and trim the metrics to it; returns the step
+    and the counters saved with every state (elapsed_s, bf16_steps, compiled_steps, stacked_steps)."""
+    state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0, "bf16_steps": 0}
+    start = state["step"]
+    counters = {"elapsed_s": state["elapsed_s"],
+                # steps trained under bf16 so far (a state saved before this was counted: as the config asked)
+                "bf16_steps": state.get("bf16_steps", start if config.train.bf16 else 0),
+                "compiled_steps": state.get("compiled_steps", 0),  # saved before compiling existed: all eager
+                "stacked_steps": state.get("stacked_steps", 0),  # steps trained in a stack of 2 or more runs
+                "composed_streak": state.get("composed_streak", 0),  # evals in a row with 1-var train composed
+                "precision": state.get("precision", "fp32"),  # what the saved weights and moments are
+                **steer.saved_counters(config, state)}  # a triggered steering's start (None: not reached yet)
+    truncate_metrics(run.metrics_path, start)
+    check_logged_versions(run, start)
+    return start, counters
+
+
+def eval_row(model, config: RunConfig, dev: torch.device, bf16: bool, step: int, loss: float) -> dict:
+    """The metrics row of an eval step (`loss`: the mean training loss since the last row), elapsed_s aside."""
+    model.eval()
+    with autocast_context(config, dev, bf16):
+        row = {"step": step, "loss": loss, **logged_row(in_fp32(model), step, with_probe=is_probe_step(step, config))}
+    model.train()
+    return row
+
+
+def in_fp32(model):
+    """The model itself, or an fp32 copy of an fp64 one (evaluation and the saved models are fp32)."""
+    if next(model.parameters()).dtype != torch.float64:
+        return model
+    import copy
+    return copy.deepcopy(model).float()
+
+
+def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_checkpoints: str,
+                   save_state: bool = True) -> None:
+    """Append the row (with the elapsed time), keep a checkpoint if asked, save the resume state (unless
+    `save_state` is False: a stack may save it less often; a resumed run then drops the rows after its state)."""
+    append_metrics(run.metrics_path, {**row, "elapsed_s": round(counters["elapsed_s"], 2)})
+    if keep_checkpoints == "all":
+        run.checkpoint_dir.mkdir(exist_ok=True)
+        save_model(model, run.checkpoint_path(row["step"]))
+    if save_state:
+        save_resume_state(run, model, optimizer, row["step"], counters)
+
+
+def finish_run(run: Run, model, config: RunConfig, environment: dict, counters: dict, compile: str,
+               stacked: int = 1, last_step: int | None = None) -> None:
+    """The final model and final.json (`stacked`: how many runs the finishing process trained together;
+    `last_step`: where training ended, before `train.steps` when it stopped once composition held)."""
+    model.eval()
+    model = in_fp32(model)
+    save_model(model, run.model_path)
+    results = evaluate(model)
+    bf16_steps, compiled_steps = counters["bf16_steps"], counters["compiled_steps"]
+    last_step = config.train.steps if last_step is None else last_step
+    stopped = ({"step_budget": config.train.steps, "stopped_early": "composed" if last_step < config.train.steps
+                else None} if config.train.stop_when_composed else {})  # only runs that may stop early say so
+    final = {"steps": last_step, **stopped, "exact": results["exact"], "pools": results["pools"],
+             "wall_time_s": round(counters["elapsed_s"], 1), **environment, "bf16_used": bf16_steps > 0,
+             "bf16_steps": bf16_steps, "compiled": compiled_steps > 0, "compiled_steps": compiled_steps,
+             "compile": compile, "stacked": stacked, "stacked_steps": counters["stacked_steps"],
+             **steer.final_fields(config, counters)}
+    sampled = {name: list(sizes) for name, sizes in exact_set_sizes(config.task).items() if sizes[0] < sizes[1]}
+    if sampled:  # a task larger than the paper's: which exact sets were a sample ([evaluated, whole])
+        final["exact_sampled"] = sampled
+    atomic_write_text(run.final_path, json.dumps(final, indent=2) + "\n")
