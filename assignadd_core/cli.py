@@ -49,7 +49,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if not args.name:
             raise ConfigError("--continue-from needs --name for the continued run")
         continue_run(Run(run_path(args.continue_from, args.root)), config, args.name, args.root)
-    from .experiments.trainer import compile_stages
+    from .experiments.training import compile_stages
     compile_stages(args.compile)  # a bad stage list stops here, in one line
     run = train_or_load(config, name=args.name, root=args.root, device=args.device,
                         progress=not args.no_progress, keep_checkpoints=args.keep_checkpoints,
@@ -95,7 +95,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     config = RunConfig.from_json(args.config.read_text()) if args.config else None
     model = load_any(args.path, config)
     if args.device != "cpu":
-        from .experiments.trainer import resolve_device
+        from .core.trainer import resolve_device
         model = model.to(resolve_device(args.device))
     result = evaluate(model)
     if args.json:
@@ -462,7 +462,7 @@ def cmd_rules(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     from .core.checkpoint import CheckpointError
     from .core.locks import BusyError
-    from .experiments.trainer import DeviceError
+    from .core.trainer import DeviceError
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

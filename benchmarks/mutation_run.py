@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 PLAN = {
     "assignadd_core/core/data.py": "tests/test_data.py tests/test_pools.py",
     "assignadd_core/core/model.py": "tests/test_model.py tests/test_bf16.py",
-    "assignadd_core/experiments/trainer.py": "tests/test_trainer.py tests/test_trainer_details.py tests/test_bf16.py tests/test_continue.py",
+    "assignadd_core/core/trainer.py": "tests/test_trainer.py tests/test_trainer_details.py tests/test_bf16.py tests/test_continue.py",
     "assignadd_core/core/evaluation.py": "tests/test_evaluation.py",
     "assignadd_core/measure/measures.py": "tests/test_measures.py",
     "assignadd_core/rules/verdicts.py": "tests/test_verdicts.py",

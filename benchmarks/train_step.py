@@ -55,7 +55,7 @@ from assignadd_core.core.evaluation import pool_accuracies
 from assignadd_core.measure.measures import all_measures
 from assignadd_core.core.model import initial_model
 from assignadd_core.experiments.stacked import Stack, StackedStep
-from assignadd_core.experiments.trainer import TrainingStep, make_optimizer, native_bf16, train_step
+from assignadd_core.core.trainer import TrainingStep, make_optimizer, native_bf16, train_step
 
 POLICIES = ("default", "PASSIVE", "ACTIVE")  # "default": OMP_WAIT_POLICY unset
 # What a duration is: wall time, or this process's CPU time (all its threads), which other processes

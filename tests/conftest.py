@@ -46,6 +46,6 @@ def paper_config() -> RunConfig:
 @pytest.fixture(scope=shared("session"))
 def tiny_run(tiny_config, tmp_path_factory):
     """One finished tiny run, shared read-only by the tests that only inspect a run."""
-    from assignadd_core.experiments.trainer import train
+    from assignadd_core.experiments.training import train
     with torch_threads(1):
         return train(tiny_config, tmp_path_factory.mktemp("runs") / "tiny", progress=False)

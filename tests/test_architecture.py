@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from assignadd_core.experiments import trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import training
 from assignadd_core.core.config import ConfigError, RunConfig
 from assignadd_core.core.evaluation import evaluate
 from assignadd_core.measure.measures import all_measures
@@ -26,7 +27,7 @@ def test_other_shapes_train_and_evaluate(shape, tiny_config, tmp_path):
     # training and evaluation take the last-position path: the hooked forward's logits at `=` (to rounding)
     assert torch.allclose(model.fused_logits(tokens), model(tokens)[:, -1], rtol=1e-5, atol=1e-6)
     with torch_threads(1):
-        run = trainer.train(config, tmp_path / "run", progress=False)
+        run = training.train(config, tmp_path / "run", progress=False)
     final = run.final()
     assert set(final["pools"]) and 0 <= final["exact"]["0var_heldout"] <= 1
     assert math.isfinite(run.metrics()["m3_l2_var_identity_qk"].iloc[-1])  # the measures read the roles' heads

@@ -6,7 +6,8 @@ import torch
 import torch.nn.functional as F
 
 from assignadd_core.core.loss import autocast_context
-from assignadd_core.experiments import trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import training
 from assignadd_core.core.config import RunConfig
 from assignadd_core.core.data import TrainStream
 from assignadd_core.core.model import initial_model
@@ -57,15 +58,15 @@ def test_bf16_run_trains_and_resumes(tiny_config, tmp_path, monkeypatch):
     which differ from the fp32 run's (so bf16 was really on)."""
     config = tiny_config.replace(bf16=True)
     monkeypatch.setattr(trainer, "native_bf16", lambda device: True)
-    straight = trainer.train(config, tmp_path / "straight", progress=False)
+    straight = training.train(config, tmp_path / "straight", progress=False)
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(config, tmp_path / "killed", progress=False)
+        training.train(config, tmp_path / "killed", progress=False)
     monkeypatch.undo()
     monkeypatch.setattr(trainer, "native_bf16", lambda device: True)
-    resumed = trainer.train(config, tmp_path / "killed", progress=False)
+    resumed = training.train(config, tmp_path / "killed", progress=False)
     a, b = final_weights(resumed), final_weights(straight)
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert resumed.final()["bf16_used"] is True
-    fp32 = trainer.train(tiny_config, tmp_path / "fp32", progress=False)
+    fp32 = training.train(tiny_config, tmp_path / "fp32", progress=False)
     assert not torch.equal(final_weights(fp32)["unembed.W_U"], b["unembed.W_U"])

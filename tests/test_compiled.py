@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from assignadd_core.core.loss import fused_loss
-from assignadd_core.experiments import trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import training
 from assignadd_core.core.config import ConfigError, RunConfig
 from assignadd_core.core.data import TrainStream
 from assignadd_core.core.model import initial_model
@@ -55,11 +56,11 @@ def test_a_run_resumes_across_compiled_and_eager_processes(tiny_config, tmp_path
     path = tmp_path / "mixed"
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 7)  # eager, killed during step 7
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(tiny_config, path, progress=False, compile="off")
+        training.train(tiny_config, path, progress=False, compile="off")
     monkeypatch.undo()
     assert json.loads((Run(path).resume_dir / "state.json").read_text())["step"] == 1
     # ... resumed by a compiled process to the end, with its config and hash unchanged
-    resumed = trainer.train(tiny_config, path, progress=False, compile="on")
+    resumed = training.train(tiny_config, path, progress=False, compile="on")
     final = resumed.final()
     assert final["compiled"] is True and final["compile"] == "on"
     assert final["compiled_steps"] == tiny_config.train.steps - 1  # steps 2..30 compiled, step 1 eager
@@ -72,7 +73,7 @@ def test_compiling_that_fails_falls_back_to_eager_with_one_line(tiny_config, tmp
         raise RuntimeError("no C++ compiler on this machine\nmore detail")
 
     monkeypatch.setattr(torch, "compile", unavailable)
-    run = trainer.train(tiny_config, tmp_path / "fallback", progress=False, compile="on")
+    run = training.train(tiny_config, tmp_path / "fallback", progress=False, compile="on")
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "torch.compile is unavailable here" in err and "training eager" in err
     final = run.final()

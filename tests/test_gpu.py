@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from assignadd_core.experiments import stacked, trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import stacked
 from assignadd_core.core.config import RunConfig
 from assignadd_core.core.data import TrainStream
 from assignadd_core.core.model import initial_model

@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from assignadd_core.experiments import trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import training
 from assignadd_core.cli import main
 from assignadd_core.core.config import RunConfig
 from assignadd_core.core.locks import BusyError, exclusive, holder_path
@@ -32,7 +33,7 @@ FLAGS = ["--modulus", "7", "--n-vars", "4", "--n-left-only", "1", "--n-right-onl
 # running when the second one starts.
 SLOW = """
 import sys, time
-from assignadd_core.experiments import trainer
+from assignadd_core.core import trainer
 real = trainer.train_step
 def slow(*args, **kwargs):
     time.sleep(0.2)
@@ -110,7 +111,7 @@ def test_second_trainer_is_refused_and_a_killed_run_resumes(tmp_path, capsys):
     capsys.readouterr()
     assert run.is_complete() and not holder_path(run.lock_path).exists()
     assert run.metrics_path.read_text().splitlines()[1] == first_row  # kept, not retrained from scratch
-    straight = trainer.train(run.config, tmp_path / "straight", progress=False)
+    straight = training.train(run.config, tmp_path / "straight", progress=False)
     pd.testing.assert_frame_equal(run.metrics().drop(columns="elapsed_s"),
                                   straight.metrics().drop(columns="elapsed_s"))
     assert run.final()["exact"] == straight.final()["exact"]

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from assignadd_core.core.loss import fused_loss
-from assignadd_core.experiments import trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import training
 from assignadd_core.core.config import ConfigError
 from assignadd_core.core.data import TrainStream
 from assignadd_core.core.model import initial_model
@@ -17,24 +18,24 @@ from tiny import torch_threads
 
 
 def test_stage_settings_are_parsed_and_refused_in_one_line():
-    assert trainer.compile_stages("auto") is None and trainer.compile_stages("mlp,unembed") == ("mlp", "unembed")
+    assert training.compile_stages("auto") is None and training.compile_stages("mlp,unembed") == ("mlp", "unembed")
     with pytest.raises(ConfigError, match="comma-separated list of the stages attention, mlp, unembed"):
-        trainer.compile_stages("mlp,softmax")
+        training.compile_stages("mlp,softmax")
     with pytest.raises(ConfigError, match="precision must be one of fp32, fp64"):
-        trainer.train(trainer.RunConfig(), "nowhere", precision="fp16")
+        training.train(trainer.RunConfig(), "nowhere", precision="fp16")
 
 
 def test_the_staged_loss_uncompiled_is_the_fused_loss(tiny_config):
     model = initial_model(tiny_config)
     tokens, answers = TrainStream(tiny_config.task, 32, 1).batch(1)
-    staged = trainer.StagedLoss(model, tiny_config, torch.device("cpu"), False, ())
+    staged = training.StagedLoss(model, tiny_config, torch.device("cpu"), False, ())
     assert torch.equal(staged(tokens, answers), fused_loss(model, tokens, answers, tiny_config,
                                                                   torch.device("cpu")))
 
 
 def test_one_stage_compiled_trains_close_to_eager(tiny_config, tiny_run, tmp_path):
     with torch_threads(1):
-        run = trainer.train(tiny_config, tmp_path / "mlp", progress=False, compile="mlp")
+        run = training.train(tiny_config, tmp_path / "mlp", progress=False, compile="mlp")
     final = run.final()
     assert final["compile"] == "mlp" and final["compiled"] and final["compiled_steps"] == 30
     mine, eager = metric_rows(run), metric_rows(tiny_run)
@@ -42,18 +43,18 @@ def test_one_stage_compiled_trains_close_to_eager(tiny_config, tiny_run, tmp_pat
 
 
 def test_an_fp64_run_is_close_to_fp32_and_resumes_exactly(tiny_config, tiny_run, tmp_path, monkeypatch):
-    straight = trainer.train(tiny_config, tmp_path / "fp64", progress=False, precision="fp64")
+    straight = training.train(tiny_config, tmp_path / "fp64", progress=False, precision="fp64")
     assert straight.final()["precision"] == "fp64"
     assert (metric_rows(straight)["loss"] - metric_rows(tiny_run)["loss"]).abs().max() < 1e-3
     assert all(w.dtype == torch.float32 for w in final_weights(straight).values())  # saved models stay fp32
     path = tmp_path / "killed"
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(tiny_config, path, progress=False, precision="fp64")
+        training.train(tiny_config, path, progress=False, precision="fp64")
     monkeypatch.undo()
     with pytest.raises(ConfigError, match="resume it in that precision"):
-        trainer.train(tiny_config, path, progress=False)  # an fp64 state is not resumed in fp32
-    resumed = trainer.train(tiny_config, path, progress=False, precision="fp64")
+        training.train(tiny_config, path, progress=False)  # an fp64 state is not resumed in fp32
+    resumed = training.train(tiny_config, path, progress=False, precision="fp64")
     pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(straight))
     assert_same_weights(final_weights(resumed), final_weights(straight))
     assert Run(path).final()["precision"] == "fp64"

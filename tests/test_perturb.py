@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core.experiments import perturb, trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import perturb, training
 from assignadd_core.core.config import ConfigError, RunConfig
 from assignadd_core.core.model import initial_model
 from assignadd_core.core.run_folder import Run
@@ -64,7 +65,7 @@ def test_the_nudge_has_the_stated_relative_size_and_its_own_seed(tiny_config):
 
 def test_an_unperturbed_run_trains_as_before(tiny_config, tiny_run, tmp_path):
     """jitter = 0 with another perturb seed is the very same run: bit-identical metrics and weights."""
-    run = trainer.train(tiny_config.replace(perturb_seed=9, jitter=0.0), tmp_path / "same", progress=False)
+    run = training.train(tiny_config.replace(perturb_seed=9, jitter=0.0), tmp_path / "same", progress=False)
     pd.testing.assert_frame_equal(metric_rows(run), metric_rows(tiny_run))
     assert_same_weights(final_weights(run), final_weights(tiny_run))
 
@@ -74,7 +75,7 @@ def test_an_unperturbed_run_trains_as_before(tiny_config, tiny_run, tmp_path):
 def test_a_perturbed_run_moves_and_resumes_to_an_uninterrupted_one(tiny_config, tiny_run, tmp_path, monkeypatch,
                                                                    overrides):
     config = tiny_config.replace(**overrides)
-    straight = trainer.train(config, tmp_path / "straight", progress=False)
+    straight = training.train(config, tmp_path / "straight", progress=False)
     plain = final_weights(tiny_run)
     assert any(not torch.equal(weight, plain[name]) for name, weight in final_weights(straight).items())
     assert_resumes_to(straight, config, tmp_path / "killed", monkeypatch)
@@ -84,16 +85,16 @@ def assert_resumes_to(straight, config, path, monkeypatch):
     """A run of `config` killed at step 17 (between the evals at 11 and 21) resumes to `straight`, bit for bit."""
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(config, path, progress=False)
+        training.train(config, path, progress=False)
     monkeypatch.undo()
     assert Run(path).metrics()["step"].tolist() == [1, 11]
-    resumed = trainer.train(config, path, progress=False)
+    resumed = training.train(config, path, progress=False)
     pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(straight))
     assert_same_weights(final_weights(resumed), final_weights(straight))
 
 
 def test_the_nudge_at_a_later_step_leaves_the_steps_before_it_alone(tiny_config, tiny_run, tmp_path):
-    run = trainer.train(tiny_config.replace(jitter=1e-2, jitter_step=15), tmp_path / "late", progress=False)
+    run = training.train(tiny_config.replace(jitter=1e-2, jitter_step=15), tmp_path / "late", progress=False)
     mine, plain = metric_rows(run).set_index("step"), metric_rows(tiny_run).set_index("step")
     pd.testing.assert_frame_equal(mine.loc[[1, 11]], plain.loc[[1, 11]])  # before step 15: the same run
     assert not mine.loc[[21, 30]].equals(plain.loc[[21, 30]])
@@ -104,20 +105,20 @@ def test_stop_when_composed_stops_once_composition_held_and_says_so(tiny_config,
     resuming the stopped run trains nothing more."""
     real = trainer.eval_row
 
-    def fake_row(model, config, dev, bf16, step, loss):
-        row = real(model, config, dev, bf16, step, loss)
+    def fake_row(model, config, dev, bf16, step, loss, logged):
+        row = real(model, config, dev, bf16, step, loss, logged)
         return {**row, "1var_train": 0.95 if step >= 11 else 0.2}
 
     monkeypatch.setattr(trainer, "eval_row", fake_row)
     config = tiny_config.replace(stop_when_composed=2)
-    run = trainer.train(config, tmp_path / "stops", progress=False)
+    run = training.train(config, tmp_path / "stops", progress=False)
     assert run.metrics()["step"].tolist() == [1, 11, 21]
     final = run.final()
     assert (final["steps"], final["step_budget"], final["stopped_early"]) == (21, 30, "composed")
     steps = interrupt_at(monkeypatch, "train_step", lambda call, args: False)
-    trainer.train(config, tmp_path / "stops", progress=False)
+    training.train(config, tmp_path / "stops", progress=False)
     assert steps == []
-    stuck = trainer.train(tiny_config.replace(stop_when_composed=5), tmp_path / "stuck", progress=False)
+    stuck = training.train(tiny_config.replace(stop_when_composed=5), tmp_path / "stuck", progress=False)
     assert stuck.final()["steps"] == 30 and stuck.final()["stopped_early"] is None  # never held 5 evals
 
 
@@ -135,8 +136,8 @@ def test_a_run_waits_for_its_nudge_before_it_stops(tiny_config, tmp_path, monkey
     the second composed eval after the nudge's step, not at 11: a late nudge is always applied."""
     real = trainer.eval_row
     monkeypatch.setattr(trainer, "eval_row", lambda *args: {**real(*args), "1var_train": 0.95})
-    run = trainer.train(tiny_config.replace(stop_when_composed=2, jitter=1e-3, jitter_step=15), tmp_path / "n",
+    run = training.train(tiny_config.replace(stop_when_composed=2, jitter=1e-3, jitter_step=15), tmp_path / "n",
                         progress=False)
     assert run.final()["steps"] == 21
-    plain = trainer.train(tiny_config.replace(stop_when_composed=2), tmp_path / "p", progress=False)
+    plain = training.train(tiny_config.replace(stop_when_composed=2), tmp_path / "p", progress=False)
     assert plain.final()["steps"] == 11

@@ -19,7 +19,7 @@ import torch
 
 from assignadd_core.core.data import POOL_NAMES
 from assignadd_core.core.run_folder import DEFAULT_ROOT, Run
-from assignadd_core.experiments.trainer import train
+from assignadd_core.experiments.training import train
 
 COMMITTED = Run(DEFAULT_ROOT / "seed42")
 CHECK_STEPS = 201  # eval rows at steps 1, 101, 201

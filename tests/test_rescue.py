@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core.experiments import rescue, trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import rescue, training
 from assignadd_core.core.config import ConfigError
 from assignadd_core.core.run_folder import Run
 from assignadd_core.experiments.runs import train_or_load
@@ -16,7 +17,7 @@ from tiny import torch_threads
 @pytest.fixture
 def source(tiny_config, tmp_path):
     with torch_threads(1):
-        return trainer.train(tiny_config, tmp_path / "src", progress=False)
+        return training.train(tiny_config, tmp_path / "src", progress=False)
 
 
 def test_a_branch_without_changes_continues_exactly(source, tiny_config, tmp_path):
@@ -25,7 +26,7 @@ def test_a_branch_without_changes_continues_exactly(source, tiny_config, tmp_pat
     with torch_threads(1):
         rescue.branch(source, "cont", longer, root=tmp_path)
         branched = train_or_load(longer, "cont", root=tmp_path, progress=False)
-        straight = trainer.train(longer, tmp_path / "straight", progress=False)
+        straight = training.train(longer, tmp_path / "straight", progress=False)
     a, b = (r.metrics().drop(columns=["elapsed_s"]).set_index("step") for r in (branched, straight))
     pd.testing.assert_frame_equal(a.loc[[41, 50]], b.loc[[41, 50]], check_exact=False, rtol=1e-6)
     # row 31's loss averages the steps since the source's extra row at 30 (step 31 alone); the rest is equal

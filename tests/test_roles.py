@@ -12,7 +12,8 @@ import torch
 
 import handbuilt
 from assignadd_core.analysis import quantities
-from assignadd_core.experiments import rescue, steer, trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import rescue, steer, training
 from assignadd_core.measure import roles
 from assignadd_core.analysis import addition, theory
 from assignadd_core.analysis import interventions as iv
@@ -168,7 +169,7 @@ def test_a_model_without_the_circuit_has_no_measures(tiny_config):
 def test_a_tiny_three_layer_model_logs_measures_that_move(tiny_config, tmp_path):
     config = tiny_config.replace(n_layers=3, mlp_layers=[2], lr=1e-2, probe_every=tiny_config.train.eval_every)
     with torch_threads(1):
-        run = trainer.train(config, tmp_path / "run", progress=False)
+        run = training.train(config, tmp_path / "run", progress=False)
     metrics = run.metrics()
     measures = metrics[[c for c in metrics.columns if re.match(r"m[1-7]_", c)]]
     assert list(measures.columns) == list(MEASURE_NAMES) and len(measures) == 4

@@ -208,7 +208,7 @@ def test_a_combination_a_pool_lacks_has_no_row(tiny_config):
 def test_a_quantity_between_two_runs_is_cached_per_other_run(run, tmp_path, tiny_config):
     """`across`: a run's weights against another run's at the same steps, cached once per other run (the mode
     study's weight distances); read where the weights are gone, and never through series()."""
-    from assignadd_core.experiments.trainer import train
+    from assignadd_core.experiments.training import train
     same = Run(shutil.copytree(run.path, tmp_path / "same"))
     other = train(tiny_config.replace(seed=tiny_config.train.seed + 1), tmp_path / "other", progress=False)
     zero = series.across(run, same, "weight_distance")

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from assignadd_core.core.loss import fused_loss
-from assignadd_core.experiments import stacked, trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import stacked, training
 from assignadd_core.core.checkpoint import load_torch_dict
 from assignadd_core.cli import main
 from assignadd_core.core.config import ConfigError
@@ -50,7 +51,7 @@ def same_run(alone: Run, stack: Run) -> None:
 @pytest.fixture(scope="module")
 def alone_runs(tiny_config, tmp_path_factory):
     root = tmp_path_factory.mktemp("alone")
-    return [trainer.train(c, root / f"r{i}", progress=False, compile="off") for i, c in enumerate(three(tiny_config))]
+    return [training.train(c, root / f"r{i}", progress=False, compile="off") for i, c in enumerate(three(tiny_config))]
 
 
 def test_three_runs_stacked_are_bit_identical_to_the_runs_alone(tiny_config, alone_runs, tmp_path):
@@ -97,7 +98,7 @@ def test_a_killed_stack_resumes_every_run_even_from_different_steps(tiny_config,
 
     monkeypatch.setattr(trainer, "train_step", killed_at_15)
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(configs[1], paths[1], progress=False, compile="off")
+        training.train(configs[1], paths[1], progress=False, compile="off")
     monkeypatch.undo()
     import shutil
     shutil.rmtree(paths[2])
@@ -227,7 +228,7 @@ def test_train_seeds_trains_one_run_per_seed_stacked(tiny_config, tmp_path, caps
                  "--no-progress", "--compile", "off", *tiny_flags()]) == 0
     out = capsys.readouterr().out
     assert out.count("\n") == 3 and "s2: 0-var held-out exact" in out
-    alone = trainer.train(tiny_config.replace(seed=2), tmp_path / "alone2", progress=False, compile="off")
+    alone = training.train(tiny_config.replace(seed=2), tmp_path / "alone2", progress=False, compile="off")
     same_run(alone, Run(tmp_path / "s2"))
     assert Run(tmp_path / "s3").final()["stacked"] == 3
     # again: every run finished, nothing trained; a name without {seed} would put every seed in one folder
@@ -285,25 +286,25 @@ def perturbed(tiny_config):
 
 def test_nudged_noisy_and_steered_runs_in_a_stack_are_bit_identical_to_the_runs_alone(tiny_config, tmp_path):
     configs = perturbed(tiny_config)
-    alone = [trainer.train(c, tmp_path / f"a{i}", progress=False, compile="off") for i, c in enumerate(configs)]
+    alone = [training.train(c, tmp_path / f"a{i}", progress=False, compile="off") for i, c in enumerate(configs)]
     runs = stacked.train_stacked(configs, [tmp_path / f"s{i}" for i in range(len(configs))], progress=False,
                                  compile="off")
     for a, s in zip(alone, runs):
         same_run(a, s)
-    plain = trainer.train(tiny_config.replace(seed=1), tmp_path / "plain", progress=False, compile="off")
+    plain = training.train(tiny_config.replace(seed=1), tmp_path / "plain", progress=False, compile="off")
     assert not plain.metrics().equals(alone[0].metrics())  # the nudge did change the run
 
 
 def test_runs_that_stop_once_composed_leave_the_stack_as_they_would_stop_alone(tiny_config, tmp_path, monkeypatch):
     configs = [tiny_config.replace(seed=s, stop_when_composed=1) for s in (1, 2, 3)]
-    probe = [trainer.train(c.replace(stop_when_composed=0), tmp_path / f"p{i}", progress=False, compile="off")
+    probe = [training.train(c.replace(stop_when_composed=0), tmp_path / f"p{i}", progress=False, compile="off")
              for i, c in enumerate(configs)]
     # "composed" made a level of the tiny runs' own loss, so that they stop at different eval steps: the middle of
     # their losses at step 11
     at_11 = sorted(float(run.metrics().set_index("step").loc[11, "loss"]) for run in probe)
     level = at_11[1]
-    monkeypatch.setattr(trainer, "composed_row", lambda row: row["loss"] <= level)
-    alone = [trainer.train(c, tmp_path / f"a{i}", progress=False, compile="off") for i, c in enumerate(configs)]
+    monkeypatch.setattr(training, "composed_row", lambda row: row["loss"] <= level)
+    alone = [training.train(c, tmp_path / f"a{i}", progress=False, compile="off") for i, c in enumerate(configs)]
     runs = stacked.train_stacked(configs, [tmp_path / f"s{i}" for i in range(3)], progress=False, compile="off")
     steps = [r.final()["steps"] for r in alone]
     assert len(set(steps)) > 1 and min(steps) < tiny_config.train.steps  # some left early, at different steps

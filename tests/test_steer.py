@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from assignadd_core.core.loss import fused_loss
-from assignadd_core.experiments import steer, trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import steer, training
 from assignadd_core.core.config import ConfigError, RunConfig
 from assignadd_core.core.model import initial_model
 from test_perturb import SEED42_HASH, assert_resumes_to
@@ -125,7 +126,7 @@ def test_bad_steering_settings_are_refused_in_one_line(overrides, message):
 def test_a_steered_run_moves_only_inside_its_window_and_resumes_exactly(tiny_config, tiny_run, tmp_path,
                                                                          monkeypatch):
     config = tiny_config.replace(steer_from=12, steer_to=25, steer_share=0.0)
-    straight = trainer.train(config, tmp_path / "straight", progress=False)
+    straight = training.train(config, tmp_path / "straight", progress=False)
     mine, plain = metric_rows(straight).set_index("step"), metric_rows(tiny_run).set_index("step")
     pd.testing.assert_frame_equal(mine.loc[[1, 11]], plain.loc[[1, 11]])  # before the window: the same run
     moved = {name: float((weight - final_weights(tiny_run)[name]).abs().max())
@@ -137,7 +138,7 @@ def test_a_steered_run_moves_only_inside_its_window_and_resumes_exactly(tiny_con
 def test_a_steered_run_stops_only_once_composition_holds_without_the_steering(tiny_config, tmp_path, monkeypatch):
     real = trainer.eval_row
     monkeypatch.setattr(trainer, "eval_row", lambda *args: {**real(*args), "1var_train": 0.95})
-    run = trainer.train(tiny_config.replace(stop_when_composed=1, steer_from=1, steer_to=15, steer_share=0.5),
+    run = training.train(tiny_config.replace(stop_when_composed=1, steer_from=1, steer_to=15, steer_share=0.5),
                         tmp_path / "s", progress=False)
     assert run.final()["steps"] == 21
 
@@ -236,13 +237,13 @@ def _forced_m5(monkeypatch, from_step: int):
 
 
 def _steered_steps(monkeypatch) -> list:
-    calls, real = [], trainer._update
+    calls, real = [], training.Steering.on_gradient
 
-    def update(model, optimizer, config, step, counters=None):
-        if steer.due(config, step, counters):
+    def on_gradient(self, model, step, counters):
+        if steer.due(self.config, step, counters):
             calls.append(step)
-        return real(model, optimizer, config, step, counters)
-    monkeypatch.setattr(trainer, "_update", update)
+        return real(self, model, step, counters)
+    monkeypatch.setattr(training.Steering, "on_gradient", on_gradient)
     return calls
 
 
@@ -250,13 +251,13 @@ def test_the_trigger_fires_at_the_first_eval_that_reaches_it(tiny_config, tiny_r
     _forced_m5(monkeypatch, 11)
     steered = _steered_steps(monkeypatch)
     config = tiny_config.replace(steer_trigger=0.95, steer_window=12)
-    run = trainer.train(config, tmp_path / "t", progress=False)
+    run = training.train(config, tmp_path / "t", progress=False)
     assert steered == list(range(12, 24))  # the 12 steps after the eval at step 11
     assert run.final()["steer_started_after"] == 11
     mine, plain = metric_rows(run).set_index("step"), metric_rows(tiny_run).set_index("step")
     pd.testing.assert_frame_equal(mine.loc[[1, 11], ["loss", "1var_train"]], plain.loc[[1, 11], ["loss", "1var_train"]])
     assert not torch.equal(final_weights(run)["blocks.1.attn.W_Q"], final_weights(tiny_run)["blocks.1.attn.W_Q"])
-    twin = trainer.train(config.replace(steer_direction="none"), tmp_path / "twin", progress=False)
+    twin = training.train(config.replace(steer_direction="none"), tmp_path / "twin", progress=False)
     assert twin.final()["steer_started_after"] == 11
     assert_same_weights(final_weights(twin), final_weights(tiny_run))  # the twin is the unsteered run
 
@@ -264,7 +265,7 @@ def test_the_trigger_fires_at_the_first_eval_that_reaches_it(tiny_config, tiny_r
 def test_a_run_that_never_reaches_the_trigger_is_never_steered(tiny_config, tiny_run, tmp_path):
     # the tiny run's measure 5 stays near 0.17
     assert tiny_run.metrics()["m5_l1_value_prev_token"].max() < 0.5
-    run = trainer.train(tiny_config.replace(steer_trigger=0.5, steer_window=12), tmp_path / "never", progress=False)
+    run = training.train(tiny_config.replace(steer_trigger=0.5, steer_window=12), tmp_path / "never", progress=False)
     assert run.final()["steer_started_after"] is None
     pd.testing.assert_frame_equal(metric_rows(run), metric_rows(tiny_run))
     assert_same_weights(final_weights(run), final_weights(tiny_run))
@@ -277,14 +278,14 @@ def test_a_resumed_triggered_run_equals_an_uninterrupted_one(tiny_config, tmp_pa
     from test_trainer import interrupt_at
     _forced_m5(monkeypatch, 11)
     config = tiny_config.replace(steer_trigger=0.95, steer_window=12, steer_share=0.0, steer_write="smallest")
-    straight = trainer.train(config, tmp_path / "straight", progress=False)
+    straight = training.train(config, tmp_path / "straight", progress=False)
     with pytest.MonkeyPatch.context() as kill:
         interrupt_at(kill, "train_step", lambda call, args: call == 17)
         with pytest.raises(KeyboardInterrupt):
-            trainer.train(config, tmp_path / "killed", progress=False)
+            training.train(config, tmp_path / "killed", progress=False)
     killed = trainer.Run(tmp_path / "killed")
     assert killed.metrics()["step"].tolist() == [1, 11]
-    resumed = trainer.train(config, tmp_path / "killed", progress=False)
+    resumed = training.train(config, tmp_path / "killed", progress=False)
     pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(straight))
     assert_same_weights(final_weights(resumed), final_weights(straight))
     assert resumed.final()["steer_started_after"] == 11
@@ -297,10 +298,10 @@ def test_a_triggered_run_stops_only_after_its_window(tiny_config, tmp_path, monk
     monkeypatch.setattr(trainer, "eval_row", lambda *args: {**real(*args), "1var_train": 0.95,
                                                              "m5_l1_value_prev_token": 0.99})
     config = tiny_config.replace(stop_when_composed=1, steer_trigger=0.95, steer_window=12)
-    assert trainer.train(config, tmp_path / "w", progress=False).final()["steps"] == 21
-    assert trainer.train(config.replace(steer_direction="none"), tmp_path / "t", progress=False).final()["steps"] == 21
+    assert training.train(config, tmp_path / "w", progress=False).final()["steps"] == 21
+    assert training.train(config.replace(steer_direction="none"), tmp_path / "t", progress=False).final()["steps"] == 21
     never = config.replace(steer_trigger=1.0)
-    assert trainer.train(never, tmp_path / "n", progress=False).final()["steps"] == 1
+    assert training.train(never, tmp_path / "n", progress=False).final()["steps"] == 1
 
 
 def test_the_onset_sweeps_follow_their_stated_cell_rules():

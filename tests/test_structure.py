@@ -61,8 +61,8 @@ def test_no_import_cycles():
 
 
 def test_the_walker_sees_function_level_imports(tmp_path):
-    assert "assignadd_core.experiments.trainer" in imports_of(PACKAGE / "experiments" / "runs.py")  # in train_or_load
-    assert "assignadd_core.core.run_folder" in imports_of(PACKAGE / "experiments" / "trainer.py")
+    assert "assignadd_core.experiments.training" in imports_of(PACKAGE / "experiments" / "runs.py")  # in train_or_load
+    assert "assignadd_core.core.run_folder" in imports_of(PACKAGE / "core" / "trainer.py")
 
 
 # The package's folders, bottom first: a module imports only from its own folder and those below, never from one above.
@@ -126,7 +126,7 @@ def test_the_core_is_thin():
 
 def test_the_layer_check_sees_an_upward_import():
     assert layer_of("assignadd_core.experiments.sweep.grid") == layer_of("assignadd_core.experiments")
-    edges = {"assignadd_core.analysis.theory": {"assignadd_core.experiments.trainer", "assignadd_core.measure.measures"},
+    edges = {"assignadd_core.analysis.theory": {"assignadd_core.experiments.training", "assignadd_core.measure.measures"},
              "assignadd_core.report.plots": {"assignadd_core.analysis.theory"}}
     assert upward_imports(edges) == ["assignadd_core.analysis.theory (analysis) imports"
-                                     " assignadd_core.experiments.trainer (experiments)"]
+                                     " assignadd_core.experiments.training (experiments)"]

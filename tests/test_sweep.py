@@ -4,7 +4,8 @@ import json
 import pandas as pd
 import pytest
 
-from assignadd_core.experiments import trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import training
 from assignadd_core.cli import main
 from assignadd_core.core.config import ConfigError
 from assignadd_core.core.data import POOL_NAMES
@@ -56,7 +57,7 @@ def test_eval_cadence_does_not_change_training(tmp_path):
     from assignadd_core.core.config import RunConfig
     often = RunConfig().replace(**{**TINY, "eval_every": 10})
     rarely = often.replace(eval_every=1000)
-    a, b = (trainer.train(c, tmp_path / str(c.train.eval_every), progress=False).final() for c in (often, rarely))
+    a, b = (training.train(c, tmp_path / str(c.train.eval_every), progress=False).final() for c in (often, rarely))
     assert a["pools"] == b["pools"] and a["exact"] == b["exact"]
 
 

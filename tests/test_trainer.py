@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 import torch
 
-from assignadd_core.experiments import trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import training
 from assignadd_core.core.checkpoint import load_model, save_tensors
 from assignadd_core.core.config import ConfigError
 from assignadd_core.core.data import EXACT_NAMES, POOL_NAMES
@@ -66,14 +67,14 @@ def test_final_json(tiny_run, tiny_config):
 
 
 def test_training_lowers_the_loss(tiny_config, tmp_path):
-    run = trainer.train(tiny_config.replace(steps=150, lr=1e-2, eval_every=50), tmp_path / "r", progress=False)
+    run = training.train(tiny_config.replace(steps=150, lr=1e-2, eval_every=50), tmp_path / "r", progress=False)
     metrics = run.metrics()
     assert metrics["loss"].iloc[-1] < metrics["loss"].iloc[0] - 0.15  # from about log 7 = 1.95
     assert metrics["0var_train"].iloc[-1] > metrics["0var_train"].iloc[0] + 0.15
 
 
 def test_rerun_is_bit_identical(tiny_config, tiny_run, tmp_path):
-    again = trainer.train(tiny_config, tmp_path / "again", progress=False)
+    again = training.train(tiny_config, tmp_path / "again", progress=False)
     pd.testing.assert_frame_equal(metric_rows(again), metric_rows(tiny_run))
     assert_same_weights(final_weights(again), final_weights(tiny_run))
     for step in EVAL_STEPS:
@@ -81,7 +82,7 @@ def test_rerun_is_bit_identical(tiny_config, tiny_run, tmp_path):
 
 
 def test_another_seed_gives_another_run(tiny_config, tiny_run, tmp_path):
-    other = trainer.train(tiny_config.replace(seed=7), tmp_path / "other", progress=False)
+    other = training.train(tiny_config.replace(seed=7), tmp_path / "other", progress=False)
     assert not torch.equal(final_weights(other)["unembed.W_U"], final_weights(tiny_run)["unembed.W_U"])
 
 
@@ -105,7 +106,7 @@ def test_kill_and_resume_matches_a_straight_run(tiny_config, tiny_run, tmp_path,
     path = tmp_path / "killed"
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)  # during step 17
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(tiny_config, path, progress=False)
+        training.train(tiny_config, path, progress=False)
     monkeypatch.undo()
     run = Run(path)
     assert not run.is_complete()
@@ -113,7 +114,7 @@ def test_kill_and_resume_matches_a_straight_run(tiny_config, tiny_run, tmp_path,
     assert json.loads((run.resume_dir / "state.json").read_text())["step"] == 11
 
     steps_trained = interrupt_at(monkeypatch, "train_step", lambda call, args: False)
-    resumed = trainer.train(tiny_config, path, progress=False)
+    resumed = training.train(tiny_config, path, progress=False)
     assert len(steps_trained) == 30 - 11  # it resumed from step 11, not from scratch
     pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(tiny_run))
     assert_same_weights(final_weights(resumed), final_weights(tiny_run))
@@ -126,10 +127,10 @@ def test_kill_between_metrics_row_and_saved_state_resumes_cleanly(tiny_config, t
     path = tmp_path / "killed"
     interrupt_at(monkeypatch, "save_resume_state", lambda call, args: args[3] == 21)
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(tiny_config, path, progress=False)
+        training.train(tiny_config, path, progress=False)
     monkeypatch.undo()
     assert Run(path).metrics()["step"].tolist() == [1, 11, 21]
-    resumed = trainer.train(tiny_config, path, progress=False)
+    resumed = training.train(tiny_config, path, progress=False)
     pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(tiny_run))
     assert_same_weights(final_weights(resumed), final_weights(tiny_run))
 
@@ -150,7 +151,7 @@ def test_resume_from_the_earlier_flat_format_matches_a_straight_run(tiny_config,
     path = tmp_path / "killed"
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(tiny_config, path, progress=False)
+        training.train(tiny_config, path, progress=False)
     monkeypatch.undo()
     run = Run(path)
     model = initial_model(tiny_config)
@@ -160,7 +161,7 @@ def test_resume_from_the_earlier_flat_format_matches_a_straight_run(tiny_config,
     (run.resume_dir / trainer.RESUME_FILE).unlink()
 
     steps_trained = interrupt_at(monkeypatch, "train_step", lambda call, args: False)
-    resumed = trainer.train(tiny_config, path, progress=False)
+    resumed = training.train(tiny_config, path, progress=False)
     assert len(steps_trained) == 30 - 11  # it resumed from the flat state, not from scratch
     pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(tiny_run))
     assert_same_weights(final_weights(resumed), final_weights(tiny_run))
@@ -184,14 +185,14 @@ def test_committed_flat_resume_state_loads():
 
 def test_train_refuses_a_run_dir_with_another_config(tiny_config, tiny_run):
     with pytest.raises(ConfigError, match="another config"):
-        trainer.train(tiny_config.replace(seed=5), tiny_run.path, progress=False)
+        training.train(tiny_config.replace(seed=5), tiny_run.path, progress=False)
 
 
 def test_train_or_load_loads_a_finished_run_without_training(tiny_config, tiny_run, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("train_or_load trained a finished run")
 
-    monkeypatch.setattr(trainer, "train", no_training)
+    monkeypatch.setattr(training, "train", no_training)
     run = train_or_load(tiny_config, name=tiny_run.name, root=tiny_run.path.parent, progress=False)
     assert run.path == tiny_run.path
     with pytest.raises(ConfigError) as excinfo:
@@ -207,7 +208,7 @@ def test_train_or_load_names_runs_by_config_hash(tiny_config, tmp_path):
 
 
 def test_keep_no_checkpoints(tiny_config, tmp_path):
-    run = trainer.train(tiny_config.replace(steps=3, eval_every=2), tmp_path / "r", progress=False,
+    run = training.train(tiny_config.replace(steps=3, eval_every=2), tmp_path / "r", progress=False,
                         keep_checkpoints="none")
     assert run.checkpoint_steps() == [] and run.is_complete()
 
@@ -215,7 +216,7 @@ def test_keep_no_checkpoints(tiny_config, tmp_path):
 def test_trains_even_when_gradients_are_globally_off(tiny_config, tmp_path):
     import torch
 
-    from assignadd_core.experiments.trainer import train
+    from assignadd_core.experiments.training import train
     with torch.no_grad():
         run = train(tiny_config.replace(steps=3, eval_every=2), tmp_path / "r", progress=False,
                     keep_checkpoints="none")
@@ -233,7 +234,7 @@ def test_final_json_records_threads_wait_policy_and_bf16(tiny_run):
 def test_bf16_without_native_support_trains_fp32_after_one_warning(tiny_config, tiny_run, tmp_path, monkeypatch,
                                                                    capsys):
     monkeypatch.setattr(trainer, "native_bf16", lambda device: False)
-    run = trainer.train(tiny_config.replace(bf16=True), tmp_path / "r", progress=False)
+    run = training.train(tiny_config.replace(bf16=True), tmp_path / "r", progress=False)
     err = capsys.readouterr().err
     assert err.startswith("warning: bf16 requested") and err.count("\n") == 1
     assert run.config.train.bf16 and run.final()["bf16_used"] is False and run.final()["bf16_steps"] == 0
@@ -242,7 +243,7 @@ def test_bf16_without_native_support_trains_fp32_after_one_warning(tiny_config, 
 
 def test_bf16_with_native_support_autocasts(tiny_config, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(trainer, "native_bf16", lambda device: True)
-    run = trainer.train(tiny_config.replace(bf16=True, steps=3, eval_every=2), tmp_path / "r", progress=False)
+    run = training.train(tiny_config.replace(bf16=True, steps=3, eval_every=2), tmp_path / "r", progress=False)
     assert capsys.readouterr().err == ""
     assert run.final()["bf16_used"] is True and run.final()["bf16_steps"] == 3
 

@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from assignadd_core.core.loss import autocast_context
-from assignadd_core.experiments import trainer
+from assignadd_core.core import trainer
+from assignadd_core.experiments import training
 from assignadd_core.core.config import ConfigError
 from assignadd_core.core.model import initial_model
 from assignadd_core.core.run_folder import Run
@@ -100,27 +101,27 @@ def test_optimizer_takes_every_setting_from_the_config(tiny_config):
 
 # ---------------------------------------------------------------------------- the loop
 def test_run_dir_parents_are_created(tiny_config, tmp_path):
-    run = trainer.train(tiny_config.replace(steps=2, eval_every=1), tmp_path / "a" / "b" / "run", progress=False)
+    run = training.train(tiny_config.replace(steps=2, eval_every=1), tmp_path / "a" / "b" / "run", progress=False)
     assert run.is_complete()
 
 
 def test_bad_keep_checkpoints_is_refused_with_its_choices(tiny_config, tmp_path):
     with pytest.raises(ConfigError) as error:
-        trainer.train(tiny_config, tmp_path / "r", progress=False, keep_checkpoints="some")
+        training.train(tiny_config, tmp_path / "r", progress=False, keep_checkpoints="some")
     assert str(error.value) == "keep_checkpoints must be one of ('all', 'none'), got 'some'"
 
 
 def test_a_non_finite_loss_stops_the_run_naming_the_step(tiny_config, tmp_path, monkeypatch):
     monkeypatch.setattr(trainer, "train_step", lambda *args: math.nan)
     with pytest.raises(FloatingPointError) as error:
-        trainer.train(tiny_config, tmp_path / "r", progress=False)
+        training.train(tiny_config, tmp_path / "r", progress=False)
     assert str(error.value) == "training loss became nan at step 1; lower lr or disable bf16"
 
 
 def test_loss_column_is_the_mean_over_the_steps_since_the_last_row(tiny_config, tmp_path, monkeypatch):
     losses = iter([float(step) for step in range(1, 31)])  # step s has loss s
     monkeypatch.setattr(trainer, "train_step", lambda *args: next(losses))
-    run = trainer.train(tiny_config, tmp_path / "r", progress=False)
+    run = training.train(tiny_config, tmp_path / "r", progress=False)
     # rows at steps 1, 11, 21, 30 average steps {1}, {2..11}, {12..21}, {22..30}
     assert run.metrics()["loss"].tolist() == [1.0, 6.5, 16.5, 26.0]
 
@@ -128,7 +129,7 @@ def test_loss_column_is_the_mean_over_the_steps_since_the_last_row(tiny_config, 
 def test_elapsed_time_counts_the_clock_from_zero(tiny_config, tmp_path, monkeypatch):
     ticks = iter(1.23456 * i for i in range(10_000))  # every perf_counter() call advances the clock by 1.23456 s
     monkeypatch.setattr(trainer.time, "perf_counter", lambda: next(ticks))
-    run = trainer.train(tiny_config, tmp_path / "r", progress=False)
+    run = training.train(tiny_config, tmp_path / "r", progress=False)
     # one clock read at the start and one per row; rows keep 2 decimals, final.json 1
     assert run.metrics()["elapsed_s"].tolist() == [1.23, 2.47, 3.7, 4.94]
     assert run.final()["wall_time_s"] == 4.9
@@ -141,37 +142,37 @@ def test_bf16_step_count_survives_a_resume_and_an_older_state(tiny_config, tmp_p
     monkeypatch.setattr(trainer, "native_bf16", lambda device: False)
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 15)
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(config, tmp_path / "fp32", progress=False)
+        training.train(config, tmp_path / "fp32", progress=False)
     monkeypatch.undo()
     monkeypatch.setattr(trainer, "native_bf16", lambda device: False)
-    assert trainer.train(config, tmp_path / "fp32", progress=False).final()["bf16_steps"] == 0
+    assert training.train(config, tmp_path / "fp32", progress=False).final()["bf16_steps"] == 0
 
     for bf16, expected in ((True, 30), (False, 0)):  # an older state: no bf16_steps saved
         path = tmp_path / f"old-{bf16}"
         cfg = tiny_config.replace(bf16=bf16)
         interrupt_at(monkeypatch, "train_step", lambda call, args: call == 15)
         with pytest.raises(KeyboardInterrupt):
-            trainer.train(cfg, path, progress=False)
+            training.train(cfg, path, progress=False)
         monkeypatch.undo()
         monkeypatch.setattr(trainer, "native_bf16", lambda device: True)
         state_path = Run(path).resume_dir / trainer.RESUME_FILE
         state = torch.load(state_path, weights_only=False)
         del state["bf16_steps"]
         torch.save(state, state_path)
-        final = trainer.train(cfg, path, progress=False).final()
+        final = training.train(cfg, path, progress=False).final()
         assert final["bf16_steps"] == expected and final["bf16_used"] is bf16
 
 
 def test_one_bf16_step_counts_as_bf16_used(tiny_config, tmp_path, monkeypatch):
     monkeypatch.setattr(trainer, "native_bf16", lambda device: True)
-    final = trainer.train(tiny_config.replace(bf16=True, steps=1), tmp_path / "r", progress=False).final()
+    final = training.train(tiny_config.replace(bf16=True, steps=1), tmp_path / "r", progress=False).final()
     assert final["bf16_steps"] == 1 and final["bf16_used"] is True
 
 
 def test_interrupt_says_where_the_run_resumes(tiny_config, tmp_path, monkeypatch, capsys):
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 15)
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(tiny_config, tmp_path / "r", progress=False)
+        training.train(tiny_config, tmp_path / "r", progress=False)
     assert capsys.readouterr().out == f"\ninterrupted; {tmp_path / 'r'} resumes from step 11\n"
     assert trainer.last_saved_step(Run(tmp_path / "r")) == 11
     assert trainer.last_saved_step(Run(tmp_path / "never-trained")) == 0
@@ -199,7 +200,7 @@ class RecordingBar:
 def test_progress_bar_by_default(tiny_config, tmp_path, monkeypatch):
     RecordingBar.made = []
     monkeypatch.setattr(trainer, "tqdm", RecordingBar)
-    trainer.train(tiny_config, tmp_path / "barred")  # progress is on unless switched off
+    training.train(tiny_config, tmp_path / "barred")  # progress is on unless switched off
     bar, = RecordingBar.made
     assert bar.kwargs == dict(total=30, initial=0, disable=False, desc="barred", unit="step", mininterval=2.0,
                               dynamic_ncols=True)
@@ -207,16 +208,16 @@ def test_progress_bar_by_default(tiny_config, tmp_path, monkeypatch):
     assert set(bar.postfix) == {"loss", "v1", "v2", "refresh"} and bar.postfix["refresh"] is False
     assert re.fullmatch(r"\d+\.\d{3}", bar.postfix["loss"]) and re.fullmatch(r"\d\.\d\d", bar.postfix["v1"])
     assert re.fullmatch(r"\d\.\d\d", bar.postfix["v2"])
-    trainer.train(tiny_config, tmp_path / "quiet", progress=False)
+    training.train(tiny_config, tmp_path / "quiet", progress=False)
     assert RecordingBar.made[-1].kwargs["disable"] is True
     # a resumed run's bar starts where the run stopped
     interrupt_at(monkeypatch, "train_step", lambda call, args: call == 15)
     with pytest.raises(KeyboardInterrupt):
-        trainer.train(tiny_config, tmp_path / "resumed", progress=False)
+        training.train(tiny_config, tmp_path / "resumed", progress=False)
     assert RecordingBar.made[-1].closed  # closed before the message, also when interrupted
     monkeypatch.undo()
     monkeypatch.setattr(trainer, "tqdm", RecordingBar)
-    trainer.train(tiny_config, tmp_path / "resumed")
+    training.train(tiny_config, tmp_path / "resumed")
     assert RecordingBar.made[-1].kwargs["initial"] == 11 and RecordingBar.made[-1].updates == 19
 
 
@@ -268,7 +269,8 @@ def test_cpu_name_reads_the_model_name_and_falls_back(monkeypatch):
 
 def test_metrics_rows_write_floats_with_six_digits_and_integers_whole(tmp_path):
     path = tmp_path / "metrics.csv"
-    trainer.append_metrics(path, {name: 0.123456789 for name in trainer.METRIC_COLUMNS} | {"step": 1234567})
+    trainer.append_metrics(path, {name: 0.123456789 for name in training.METRIC_COLUMNS} | {"step": 1234567},
+                           training.METRIC_COLUMNS)
     header, row = path.read_text().splitlines()
-    assert header == ",".join(trainer.METRIC_COLUMNS)
-    assert row == "1234567," + ",".join(["0.123457"] * (len(trainer.METRIC_COLUMNS) - 1))
+    assert header == ",".join(training.METRIC_COLUMNS)
+    assert row == "1234567," + ",".join(["0.123457"] * (len(training.METRIC_COLUMNS) - 1))

@@ -23,6 +23,7 @@ from ..core.data import EXACT_NAMES, POOL_NAMES, eval_pools
 from ..core.evaluation import exact_accuracies, pool_accuracies
 from ..measure.measures import MEASURE_NAMES, all_measures
 from ..core.model import AssignAddTransformer
+from ..core.trainer import Logged
 
 PROBE = MEASURE_NAMES[-1]  # measure 7, the linear probe: logged every `probe_every` steps only
 CAUSAL_ROWS = 400  # sequences per pool in the causal checks (ablation, relabel patch) of a final model
@@ -310,3 +311,9 @@ def logged_row(model: AssignAddTransformer, step: int, with_probe: bool) -> dict
     row = {**QUANTITIES["pools"].compute(model, step), **QUANTITIES["measures"].compute(model, step)}
     row.update(QUANTITIES["probe"].compute(model, step) if with_probe else {PROBE: math.nan})
     return row
+
+
+# What this project's runs log (`core.trainer`): the pools and measures as metrics.csv's columns, 1-var and 2-var train
+# accuracy on the progress bar.
+LOGGED = Logged((*POOL_NAMES, *MEASURE_NAMES), LOGGED_VERSIONS, logged_row, shown=(("v1", "1var_train"),
+                                                                                ("v2", "2var_train")))

@@ -217,7 +217,7 @@ class AssignAddTransformer(HookedRootModule):
 
     def _fused(self, tokens: torch.Tensor):
         """(logits at `=`, pattern1, pattern2): the stages `_fused_attention`, `_fused_mlp`, `_fused_unembed` in
-        turn (stages, so that one of them can be compiled alone: `trainer.StagedLoss`)."""
+        turn (stages, so that one of them can be compiled alone: `experiments.training.StagedLoss`)."""
         resid, pattern1, pattern2 = self._fused_attention(tokens)
         return self._fused_unembed(self._fused_mlp(resid)), pattern1, pattern2
 

@@ -49,7 +49,7 @@ def study_config(seed: int, steps: int = READ_TO) -> RunConfig:
 def train_seeds(seeds=None, root: Path | None = None, progress: bool = True, steps: int = READ_TO) -> dict[int, Run]:
     """Train (or resume) each seed with every checkpoint kept; finished runs are left as they are."""
     from .threads import set_threads
-    from .trainer import train
+    from .training import train
     set_threads(1)
     runs = {}
     for seed in seeds or (*COMPOSING_SEEDS, *STUCK_SEEDS):

@@ -12,7 +12,7 @@ steps 20,801-37,301):
 
 Each run is an ordinary run folder under `runs/<folder>/<shape>_seed<seed>/` (`folder` in the profile:
 `generality40k`; the 20,000-step runs stay in `runs/generality/`, the profile's `earlier`), trained by
-`trainer.train` (so a killed run resumes); its metrics, final.json and final weights are committed, its checkpoints
+`training.train` (so a killed run resumes); its metrics, final.json and final weights are committed, its checkpoints
 are not kept. The 2-var question (G5) is the sweep `r_sweep_vars24` (`sweep.grid`). `python -m assignadd_core
 generality run --part 1/2` trains every other planned run, `--part 2/2` the rest, so two processes share the plan.
 """
@@ -83,7 +83,7 @@ def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: 
     given, on `device`; the names trained. On a GPU each shape's runs train as one stack (`stacked`)."""
     import torch
 
-    from . import trainer
+    from . import training
     for shape in shapes or ():
         check_shape(shape)
     torch.set_num_threads(threads)
@@ -99,7 +99,7 @@ def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: 
                           data_workers=gpu_data_workers())
         return [item.name for item in todo]
     for item in todo:
-        trainer.train(item.config, root / item.name, device=device, progress=progress, keep_checkpoints="none")
+        training.train(item.config, root / item.name, device=device, progress=progress, keep_checkpoints="none")
     return [item.name for item in todo]
 
 

@@ -4,7 +4,7 @@ several numerical modes, each a run folder under runs/modes/seed<S>/<mode>/ with
 * `eager` and `compiled` (fp32, the whole step compiled): the two trajectories side by side;
 * `fp64`: eager in double precision, the reference for exact arithmetic;
 * `compiled_attention`, `compiled_mlp`, `compiled_unembed`: one stage of the fused step compiled alone
-  (`trainer.STAGES`), the bisection: the outcome follows the stage whose compiled form makes the difference.
+  (`training.STAGES`), the bisection: the outcome follows the stage whose compiled form makes the difference.
 
 Every mode trains at one thread (as the sweeps do) for DECIDE_STEPS steps, evaluated every 100, with no early stop
 (the trajectories are compared step by step); checkpoints stay local, metrics, final results and the measurements
@@ -60,7 +60,7 @@ def study_config(seed: int = STUDY_SEED) -> RunConfig:
 def run_modes(seed: int = STUDY_SEED, only=None, root: Path | None = None, progress: bool = True) -> list[Run]:
     """Train (or resume) each mode's run; finished ones are left as they are."""
     from .threads import set_threads
-    from .trainer import train
+    from .training import train
     names = list(only or MODES)
     unknown = [n for n in names if n not in MODES]
     if unknown:
@@ -93,7 +93,7 @@ def replay(seed: int = STUDY_SEED, until: int = REPLAY_STEPS, modes=REPLAY_MODES
     """Retrain the first `until` steps of each mode whose run kept no checkpoints, keeping every checkpoint; returns
     each replayed mode's largest |loss difference| from its committed run over those steps (0.0: the same run)."""
     from .threads import set_threads
-    from .trainer import train
+    from .training import train
     set_threads(1)
     base, differences = study_root(seed, root), {}
     for name in modes:

@@ -63,7 +63,7 @@ def branch(source: Run, name: str, config: RunConfig, edit: str | None = None, r
     `runs.train_or_load(config, name)` then trains it on. An existing branch with the same config is returned as
     it is (its training may be under way or done)."""
     from ..core.model import initial_model
-    from .trainer import load_resume_state, make_optimizer, save_resume_state
+    from ..core.trainer import load_resume_state, make_optimizer, save_resume_state
     target = Run(run_path(name, root))
     if target.exists():
         if target.config != config:

@@ -27,7 +27,7 @@ def train_or_load(config: RunConfig, name: str | None = None, root: Path | None 
         return run
     if not train_if_missing:
         raise CheckpointError(f"{run.path}: run is missing or unfinished and training is switched off")
-    from .trainer import train  # torch-heavy; only needed when we actually train
+    from .training import train  # torch-heavy; only needed when we actually train
     return train(config, run.path, device=device, progress=progress, keep_checkpoints=keep_checkpoints,
                  compile=compile, precision=precision)
 

@@ -31,7 +31,9 @@ from torch import nn
 from torch.func import functional_call, vmap
 from tqdm.auto import tqdm
 
-from . import steer, trainer
+from . import steer, training
+from ..analysis.quantities import LOGGED
+from ..core import trainer
 from ..core.config import ConfigError, RunConfig
 from ..core.data import make_split
 from ..core.loss import autocast_context, fused_loss
@@ -317,7 +319,7 @@ def train_stacked(configs: list[RunConfig], run_dirs: list[Path], device: str = 
     if len({r.path.resolve() for r in runs}) != len(runs):
         raise ConfigError("a stack names the same run folder twice")
     dev = trainer.resolve_device(device)
-    if trainer.compile_stages(compile) is not None:
+    if training.compile_stages(compile) is not None:
         raise ConfigError("a stack compiles its whole step or nothing (compile auto, on or off), not single stages")
     compiled = trainer.compile_wanted(compile, dev, configs[0].train.steps)
     for config, run in zip(configs, runs):
@@ -374,12 +376,13 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
     config = configs[0]
     models = [initial_model(c).to(dev) for c in configs]
     optimizers = [trainer.make_optimizer(m, c) for m, c in zip(models, configs)]
-    resumed = [trainer.resume(run, m, o, c) for run, m, o, c in zip(runs, models, optimizers, configs)]
+    resumed = [trainer.resume(run, m, o, c, LOGGED, training.plugins_for(c))
+               for run, m, o, c in zip(runs, models, optimizers, configs)]
     start = resumed[0][0]
     group = _Group(list(configs), list(runs), models, optimizers, [c for _, c in resumed])
-    for c, model in zip(group.configs, group.models):
-        if start == 0 and nudge_due(c, 0):  # a nudged run is a run with other initial weights
-            nudge(model, c)
+    for c, model, counters in zip(group.configs, group.models, group.counters):
+        for plugin in training.plugins_for(c):  # a nudged run is a run with other initial weights
+            plugin.before_training(model, start, counters)
     _finish_decided(group, start, environment, options)  # stopped once composed, killed before finishing
     if not len(group):
         return
@@ -416,17 +419,18 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
             finished = []
             for i, row in enumerate(rows):
                 counters = group.counters[i]
-                steer.record_trigger(group.configs[i], counters, row)  # before the state is saved, as a run alone
                 counters["elapsed_s"] += now - tic
-                counters["composed_streak"] = counters["composed_streak"] + 1 if trainer.composed_row(row) else 0
-                if trainer.decided(group.configs[i], counters, step):
+                plugins = training.plugins_for(group.configs[i])
+                for plugin in plugins:
+                    plugin.at_eval(row, counters)  # before the state is saved, as a run alone
+                if trainer.stop_now(plugins, counters, step):
                     finished.append(i)
             # the runs' own models and AdamWs are brought up to date only when something reads them
             if save_state or finished or options.keep_checkpoints == "all":
                 trainer_state.sync_runs(group)
             for run, model, own, row, counters in zip(group.runs, group.models, group.optimizers, rows,
                                                       group.counters):
-                trainer.save_eval_step(run, model, own, row, counters, options.keep_checkpoints, save_state)
+                trainer.save_eval_step(run, model, own, row, counters, options.keep_checkpoints, LOGGED, save_state)
             if save_state:
                 last_state_save = now
             tic, loss_count = now, 0
@@ -435,7 +439,8 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
             if finished:
                 for i in finished:
                     trainer.finish_run(group.runs[i], group.models[i], group.configs[i], environment, group.counters[i],
-                                       options.compile, stacked=len(group), last_step=step)
+                                       options.compile, training.plugins_for(group.configs[i]), stacked=len(group),
+                                       last_step=step)
                 group.keep([i for i in range(len(group)) if i not in finished])
                 source.keep([i for i in range(len(source)) if i not in finished])
                 if not len(group):
@@ -453,17 +458,18 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
     if stop == config.train.steps:
         for i, (run, model, c) in enumerate(zip(group.runs, group.models, group.configs)):
             trainer_state.stack.copy_to(i, model)
-            trainer.finish_run(run, model, c, environment, group.counters[i], options.compile, stacked=len(group))
+            trainer.finish_run(run, model, c, environment, group.counters[i], options.compile, training.plugins_for(c),
+                               stacked=len(group))
 
 
 def _finish_decided(group: _Group, start: int, environment: dict, options: _Options) -> None:
     """Finish the runs that had already stopped once composed when their last state was saved (as a run alone
     does on resuming), and leave them out of the group."""
     done = [i for i, (c, counters) in enumerate(zip(group.configs, group.counters))
-            if start and trainer.decided(c, counters, start)]
+            if start and training.decided(c, counters, start)]
     for i in done:
         trainer.finish_run(group.runs[i], group.models[i], group.configs[i], environment, group.counters[i],
-                           options.compile, stacked=1, last_step=start)
+                           options.compile, training.plugins_for(group.configs[i]), stacked=1, last_step=start)
     group.keep([i for i in range(len(group)) if i not in done])
 
 
@@ -510,7 +516,7 @@ def _eval_rows(group: _Group, stack: Stack, evaluator, dev: torch.device, bf16: 
         rows = []
         for i, (c, model) in enumerate(zip(group.configs, group.models)):
             stack.copy_to(i, model)
-            rows.append(trainer.eval_row(model, c, dev, bf16, step, losses[i]))
+            rows.append(trainer.eval_row(model, c, dev, bf16, step, losses[i], LOGGED))
         return rows
     with autocast_context(config, dev, bf16):
         rows = evaluator.rows([w.detach() for w in stack.weights], with_probe=trainer.is_probe_step(step, config))

@@ -44,7 +44,7 @@ are not the identity's.
 The trigger. With `steer_trigger` > 0, the first eval step at which measure 5 (layer 1 copies the variables)
 reaches it is recorded in the run's counters (`record_trigger`: saved with the resume state, so a resumed run
 keeps it, and in final.json as `steer_started_after`); the steps after it, `steer_window` of them, are steered.
-Direction "none" (the twin) records the trigger and steers nothing. An early stop (`trainer.decided`) waits for
+Direction "none" (the twin) records the trigger and steers nothing. An early stop (`training.EarlyStop`) waits for
 the window's end (`pending`).
 
 A steered run is a pure function of its config like any other (reruns are bit-identical on CPU, a resumed run

@@ -36,7 +36,7 @@ PACKAGE = __package__.rpartition(".")[0]  # the package (this module sits in its
 
 # Modules past the boundary (see above): not followed, their names not required.
 BOUNDARY = {
-    "training": ("core.model", "core.data", "experiments.trainer", "core.config"),
+    "training": ("core.model", "core.data", "core.trainer", "experiments.training", "core.config"),
     "measurement": ("analysis.quantities", "measure.measures", "measure.roles", "core.evaluation"),
     "records": ("analysis.series", "core.run_folder", "experiments.runs", "core.checkpoint", "core.study", "experiments.sweep"),
     "display": ("report.names", "report.plots", "report.present"),

@@ -46,7 +46,7 @@ def run_sweep(sweep: Sweep, results_dir: Path | None = None, executor: str = "lo
     if device.startswith("cuda") and not (executor == "ray" and address):  # a remote cluster has its own GPUs
         import torch
 
-        from ..trainer import DeviceError
+        from ...core.trainer import DeviceError
         if not torch.cuda.is_available():
             raise DeviceError(f"--device {device}: torch sees no CUDA GPU on this machine; nothing was run")
     if executor == "ray" and address:

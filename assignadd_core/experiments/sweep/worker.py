@@ -31,7 +31,7 @@ def run_point(task: dict) -> dict:
     try:
         set_threads(task.get("threads"))
         from ...core.run_folder import Run
-        from ..trainer import train
+        from ..training import train
         work = Path(task["work_dir"]) / task["key"]
         run = Run(work)
         if not (run.is_complete() and run.exists() and run.config == config):

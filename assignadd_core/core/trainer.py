@@ -1,15 +1,19 @@
 """The training loop (book/protocol.md, "Training"): AdamW on the cross-entropy at `=`, evaluation and a checkpoint at
 steps 1, 1 + eval_every, ... and the last step; resumable; bit-identical reruns on CPU.
 
-Training data is a pure function of (seed, step) (`data.TrainStream`), and the model and
-optimizer state are saved at every eval step, so a killed run resumes to exactly the metrics of
-an uninterrupted one. One process trains a run at a time (the run folder's writer lock).
+Training data is a pure function of (seed, step) (`data.TrainStream`), and the model and optimizer state are saved at
+every eval step, so a killed run resumes to exactly the metrics of an uninterrupted one. One process trains a run at a
+time (the run folder's writer lock).
 
-Speed defaults: torch's own thread count and OpenMP wait policy (the package sets neither; a
-sweep's single-thread workers wait passively, see `sweep`), and bf16 autocast only where the
-device computes bf16 natively; elsewhere it is emulated, several times slower than fp32, so the run
-trains in fp32 after a one-line warning. final.json records the threads, the wait policy and
-whether bf16 was used.
+The loop knows nothing of any experiment. What a run logs at an eval step comes from above (`Logged`), and
+experiments plug in at named points (`Plugin`): before the first step, on the gradient, after the update, at an
+eval, whether to stop. `experiments.training` assembles this project's (nudges, gradient noise, steering, the early
+stop, single compiled stages).
+
+Speed defaults: torch's own thread count and OpenMP wait policy (the package sets neither; a sweep's single-thread
+workers wait passively, see `sweep`), and bf16 autocast only where the device computes bf16 natively; elsewhere it is
+emulated, several times slower than fp32, so the run trains in fp32 after a one-line warning. final.json records the
+threads, the wait policy and whether bf16 was used.
 """
 from __future__ import annotations
 
@@ -22,26 +26,74 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable, NamedTuple, Sequence
 
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from ..core.checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_torch_dict, load_weights_into,
+from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_torch_dict, load_weights_into,
                          save_model, save_torch_dict)
-from ..core.config import COMPILE_CHOICES, COMPOSED_LEVEL, ConfigError, RunConfig
-from ..core.data import POOL_NAMES, TrainStream, exact_set_sizes, make_split
-from ..core.evaluation import evaluate
-from ..core.loss import at_least_fp32, autocast_context, fused_loss
-from ..measure.measures import MEASURE_NAMES
-from ..analysis.quantities import LOGGED_VERSIONS, logged_row
-from ..core.model import initial_model
-from . import steer
-from .perturb import add_gradient_noise, nudge, nudge_due
-from ..core.run_folder import Run
+from .config import COMPILE_CHOICES, ConfigError, RunConfig
+from .data import TrainStream, exact_set_sizes, make_split
+from .evaluation import evaluate
+from .loss import autocast_context, fused_loss
+from .model import initial_model
+from .run_folder import Run
 
-METRIC_COLUMNS = ("step", "loss", *POOL_NAMES, *MEASURE_NAMES, "elapsed_s")
 KEEP_CHOICES = ("all", "none")
+PRECISIONS = ("fp32", "fp64")
+
+
+class Logged(NamedTuple):
+    """What an eval step writes besides the step, the mean training loss and the elapsed time: `row(model, step,
+    with_probe)` gives the values of `columns` (always all of them, in order); `versions` names the version of each
+    logged quantity (a resumed run must log the same ones)."""
+    columns: tuple[str, ...]
+    versions: dict
+    row: Callable[..., dict]
+    shown: tuple[tuple[str, str], ...] = ()  # (label, column): shown on the progress bar
+
+    def metric_columns(self) -> tuple[str, ...]:
+        return ("step", "loss", *self.columns, "elapsed_s")
+
+
+class Plugin:
+    """An experiment on the training loop, called at its named points; each does nothing unless overridden.
+    `counters` is the run's dict saved with every resume state (a plugin keeps its own entries there)."""
+
+    def restore(self, state: dict) -> dict:
+        """This plugin's counters, from a saved resume state (a fresh run's state: {})."""
+        return {}
+
+    def before_training(self, model, start: int, counters: dict) -> None:
+        """Once, before the first step this process trains (`start`: the resumed step, 0 for a fresh run)."""
+
+    def on_gradient(self, model, step: int, counters: dict) -> None:
+        """After the backward pass of `step`, before the optimizer's update."""
+
+    def after_update(self, model, step: int, counters: dict) -> None:
+        """After the optimizer's update of `step` (a state saved from here on holds what it did)."""
+
+    def at_eval(self, row: dict, counters: dict) -> None:
+        """At an eval step, with its metrics row, before the resume state is saved."""
+
+    def should_stop(self, counters: dict, step: int) -> bool:
+        """Whether training may end at `step` (an eval step, or the resumed one)."""
+        return False
+
+    def holds_back(self, counters: dict, step: int) -> bool:
+        """Whether this plugin's work is not behind the run at `step` (no stop until it is)."""
+        return False
+
+    def final_fields(self, counters: dict, last_step: int) -> dict:
+        """What final.json says of this plugin's work (`last_step`: where training ended)."""
+        return {}
+
+
+def stop_now(plugins: Sequence[Plugin], counters: dict, step: int) -> bool:
+    """A plugin asks to stop at `step` and none holds it back."""
+    return any(p.should_stop(counters, step) for p in plugins) and not any(p.holds_back(counters, step)
+                                                                            for p in plugins)
 
 
 def is_eval_step(step: int, config: RunConfig) -> bool:
@@ -96,45 +148,29 @@ def make_optimizer(model: torch.nn.Module, config: RunConfig) -> torch.optim.Ada
                              weight_decay=t.weight_decay)
 
 
-def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device,
-               bf16: bool | None = None, step: int | None = None, counters: dict | None = None) -> float:
-    """One eager optimizer step (the reference every faster path is tested against); with `step`, that step's
-    gradient noise (`perturb`, if the config asks for any) is added before the update and its steering (`steer`;
-    `counters`: the run's, which hold a triggered window's start) applied after it."""
+def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device, bf16: bool | None = None,
+               step: int | None = None, counters: dict | None = None, plugins: Sequence[Plugin] = ()) -> float:
+    """One eager optimizer step (the reference every faster path is tested against); with `step`, the plugins'
+    `on_gradient` and `after_update` around the update."""
     loss = fused_loss(model, tokens, answers, config, device, bf16)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    _update(model, optimizer, config, step, counters)
+    _update(model, optimizer, step, counters, plugins)
     return loss.item()
 
 
-def _update(model, optimizer, config: RunConfig, step: int | None, counters: dict | None = None) -> None:
-    if step is not None:
-        add_gradient_noise(model, config, step)
-    steering = steer.due(config, step, counters)
-    before = steer.snapshot(model) if steering else None
+def _update(model, optimizer, step: int | None, counters: dict | None, plugins: Sequence[Plugin]) -> None:
+    if step is None:
+        optimizer.step()
+        return
+    for plugin in plugins:
+        plugin.on_gradient(model, step, counters)
     optimizer.step()
-    if steering:
-        steer.steer(model, config, before)
+    for plugin in plugins:
+        plugin.after_update(model, step, counters)
 
 
 COMPILE_MIN_STEPS = 2_000  # below this, compiling (a few seconds, ~20 s with a cold cache) costs more than it saves
-
-
-# The fused forward's stages (`model._fused`), which a run may compile one at a time (the mode study's bisection).
-STAGES = ("attention", "mlp", "unembed")
-PRECISIONS = ("fp32", "fp64")
-
-
-def compile_stages(setting: str) -> tuple[str, ...] | None:
-    """The stages a setting such as 'attention' or 'mlp,unembed' compiles alone; None for 'auto', 'on', 'off'."""
-    if setting in COMPILE_CHOICES:
-        return None
-    stages = tuple(part.strip() for part in str(setting).split(","))
-    if not stages or any(stage not in STAGES for stage in stages):
-        raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)} or a comma-separated list of the"
-                          f" stages {', '.join(STAGES)} (compiled alone), got {setting!r}")
-    return stages
 
 
 def compile_wanted(setting: str, device: torch.device, steps: int) -> bool:
@@ -142,15 +178,17 @@ def compile_wanted(setting: str, device: torch.device, steps: int) -> bool:
     `COMPILE_MIN_STEPS` steps: there `torch.compile` made the fused step about 1.4x faster (about 3 ms a step,
     benchmarks/train_step.py); at two threads it was slower, and it has not been measured on a GPU, so there
     'auto' stays eager."""
-    if compile_stages(setting) is not None:
-        return False  # the whole step stays eager; `TrainingStep` compiles the named stages
+    if setting not in COMPILE_CHOICES:
+        raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {setting!r}")
     if setting == "auto":
         return device.type == "cpu" and torch.get_num_threads() == 1 and steps >= COMPILE_MIN_STEPS
     return setting == "on"
 
 
 class TrainingStep:
-    """`step(tokens, answers) -> loss`: one AdamW step on the fused loss, eager or through `torch.compile`.
+    """`step(tokens, answers, step, counters) -> loss`: one AdamW step on the fused loss, eager or compiled
+    (`torch.compile` of the whole loss, or `make_loss(model, config, device, bf16)`: a loss compiled some other way,
+    e.g. in stages).
 
     Compiling changes no setting of the run: same parameters, optimizer, stream and config hash, so a run
     resumes across a compiled and an eager process. The compiled loss differs from the eager one only in
@@ -158,13 +196,14 @@ class TrainingStep:
     the step falls back to eager with one line on stderr and stays eager."""
 
     def __init__(self, model, optimizer, config: RunConfig, device: torch.device, bf16: bool, compiled: bool,
-                 stages: tuple[str, ...] | None = None):
+                 make_loss: Callable | None = None, plugins: Sequence[Plugin] = ()):
         self.model, self.optimizer, self.config, self.device, self.bf16 = model, optimizer, config, device, bf16
+        self.plugins = plugins
         self._compiled_loss = None
-        if compiled or stages:
+        if compiled or make_loss is not None:
             try:
-                self._compiled_loss = StagedLoss(model, config, device, bf16, stages) if stages else \
-                    torch.compile(self._loss)
+                self._compiled_loss = (make_loss(model, config, device, bf16) if make_loss is not None
+                                       else torch.compile(self._loss))
             except Exception as err:  # noqa: BLE001  (e.g. a platform torch.compile does not support)
                 self._fall_back(err)
 
@@ -187,31 +226,12 @@ class TrainingStep:
                 loss = self._compiled_loss(tokens, answers)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                _update(self.model, self.optimizer, self.config, step, counters)
+                _update(self.model, self.optimizer, step, counters, self.plugins)
                 return loss.item()
             except Exception as err:  # noqa: BLE001
                 self._fall_back(err)
         return train_step(self.model, self.optimizer, tokens, answers, self.config, self.device, self.bf16, step,
-                          counters)
-
-
-class StagedLoss:
-    """The fused loss with only some stages compiled (`STAGES`: both attention layers, the MLP, the unembedding with
-    the loss), each alone; the others run eager. Uncompiled, it computes exactly `fused_loss`."""
-
-    def __init__(self, model, config: RunConfig, device: torch.device, bf16: bool, compiled: tuple[str, ...]):
-        if not config.model.paper_shape:
-            raise ConfigError("compiling single stages needs the paper's shape (the fused path)")
-        self.config, self.device, self.bf16 = config, device, bf16
-        parts = {"attention": model._fused_attention, "mlp": model._fused_mlp,
-                 "unembed": lambda resid, answers: F.cross_entropy(at_least_fp32(model._fused_unembed(resid)),
-                                                                   answers)}
-        self.parts = {name: torch.compile(fn) if name in compiled else fn for name, fn in parts.items()}
-
-    def __call__(self, tokens, answers):
-        with autocast_context(self.config, self.device, self.bf16):
-            resid = self.parts["mlp"](self.parts["attention"](tokens)[0])
-        return self.parts["unembed"](resid, answers)
+                          counters, self.plugins)
 
 
 # ---------------------------------------------------------------------------- resume state
@@ -273,23 +293,23 @@ def truncate_metrics(path: Path, last_step: int) -> None:
 LOGGED_VERSIONS_FILE = "metrics.json"  # the versions of the logged quantities metrics.csv was written with
 
 
-def check_logged_versions(run: Run, start: int) -> None:
+def check_logged_versions(run: Run, start: int, versions: dict) -> None:
     """A fresh run records the versions of the quantities it logs; a resumed one must log the same ones
     (a run written before versions were recorded logged version 1 of each)."""
     path = run.path / LOGGED_VERSIONS_FILE
     if start == 0 or not run.metrics_path.is_file():
-        atomic_write_text(path, json.dumps({"versions": LOGGED_VERSIONS}, sort_keys=True) + "\n")
+        atomic_write_text(path, json.dumps({"versions": versions}, sort_keys=True) + "\n")
         return
-    written = json.loads(path.read_text())["versions"] if path.is_file() else {k: 1 for k in LOGGED_VERSIONS}
-    if written != LOGGED_VERSIONS:
+    written = json.loads(path.read_text())["versions"] if path.is_file() else {k: 1 for k in versions}
+    if written != versions:
         raise ConfigError(f"{run.metrics_path} was logged with quantity versions {written}; this code logs"
-                          f" {LOGGED_VERSIONS}: train it into a new run folder")
+                          f" {versions}: train it into a new run folder")
 
 
-def append_metrics(path: Path, row: dict) -> None:
+def append_metrics(path: Path, row: dict, columns: Sequence[str]) -> None:
     new = not path.is_file()
     with open(path, "a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=METRIC_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=columns)
         if new:
             writer.writeheader()
         writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
@@ -322,21 +342,17 @@ def environment_info(device: torch.device) -> dict:
 
 
 # ---------------------------------------------------------------------------- the loop
-def train(config: RunConfig, run_dir: Path, device: str = "cpu", progress: bool = True,
-          keep_checkpoints: str = "all", compile: str = "auto", precision: str = "fp32") -> Run:
-    """Train (or resume) the run in `run_dir`; returns the finished Run.
+def train(config: RunConfig, run_dir: Path, logged: Logged, plugins: Sequence[Plugin] = (), device: str = "cpu",
+          progress: bool = True, keep_checkpoints: str = "all", compile: str = "auto", precision: str = "fp32",
+          make_loss: Callable | None = None) -> Run:
+    """Train (or resume) the run in `run_dir`, logging `logged` at every eval step, with `plugins`; returns the
+    finished Run.
 
-    `compile` ('auto', 'on', 'off'; see `compile_wanted`; or stages compiled alone, `compile_stages`) and
-    `precision` ('fp32'; 'fp64', the exact-arithmetic reference of the mode study, evaluated in fp32) change how
-    the steps are computed, never the run's config or hash; final.json records both. Gradients are switched on here, so a caller that disabled
-    them globally (an analysis notebook) can still train a missing run. Raises BusyError at once when another
-    process trains this run."""
-    with torch.enable_grad():
-        return _train(config, run_dir, device, progress, keep_checkpoints, compile, precision)
-
-
-def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_checkpoints: str,
-           compile: str, precision: str) -> Run:
+    `compile` ('auto', 'on', 'off'; see `compile_wanted`; with `make_loss`, the name of that compiled loss, recorded)
+    and `precision` ('fp32'; 'fp64', an exact-arithmetic reference, evaluated in fp32) change how the steps are
+    computed, never the run's config or hash; final.json records both. Gradients are switched on here, so a caller
+    that disabled them globally (an analysis notebook) can still train a missing run. Raises BusyError at once when
+    another process trains this run."""
     if keep_checkpoints not in KEEP_CHOICES:
         raise ConfigError(f"keep_checkpoints must be one of {KEEP_CHOICES}, got {keep_checkpoints!r}")
     if precision not in PRECISIONS:
@@ -344,66 +360,68 @@ def _train(config: RunConfig, run_dir: Path, device: str, progress: bool, keep_c
     if precision == "fp64" and config.train.bf16:
         raise ConfigError("precision fp64 and bf16 exclude each other")
     dev = resolve_device(device)
-    compiled = compile_wanted(compile, dev, config.train.steps)
+    compiled = make_loss is None and compile_wanted(compile, dev, config.train.steps)
     make_split(config.task)  # refuse a bad split before creating anything on disk
     run = Run(run_dir)
     if run.exists() and run.config != config:
         raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
     run.path.mkdir(parents=True, exist_ok=True)
-    with run.writer_lock():  # a second process on this run stops here, naming the first
-        return _train_locked(config, run, dev, progress, keep_checkpoints, compile, compiled, precision)
+    with torch.enable_grad(), run.writer_lock():  # a second process on this run stops here, naming the first
+        write_or_check_config(run, config)
+        environment = {**environment_info(dev), "precision": precision}  # at the start: the commit training it
+        bf16 = use_bf16(config, dev)
+        model = initial_model(config).to(dev)
+        if precision == "fp64":
+            model = model.double()  # before resuming: a saved fp64 state loads as fp64
+        optimizer = make_optimizer(model, config)
+        start, counters = resume(run, model, optimizer, config, logged, plugins)
+        if start and counters["precision"] != precision:
+            raise ConfigError(f"{run.path} was trained in {counters['precision']} up to step {start}; resume it in"
+                              f" that precision (or train {precision} into a new run folder)")
+        counters["precision"] = precision
+        step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled, make_loss, plugins)
+        last = _loop(config, run, model, optimizer, step_fn, start, counters, logged, plugins, dev, bf16,
+                     keep_checkpoints, progress)
+        finish_run(run, model, config, environment, counters, compile, plugins, last_step=last)
+    return run
 
 
-def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool, keep_checkpoints: str,
-                  compile: str, compiled: bool, precision: str = "fp32") -> Run:
-    write_or_check_config(run, config)
-    environment = {**environment_info(dev), "precision": precision}  # at the start: the commit training it
-    bf16 = use_bf16(config, dev)
-    model = initial_model(config).to(dev)
-    if precision == "fp64":
-        model = model.double()  # before resuming: a saved fp64 state loads as fp64
-    optimizer = make_optimizer(model, config)
-    start, counters = resume(run, model, optimizer, config)
-    if start and counters.pop("precision", "fp32") != precision:
-        raise ConfigError(f"{run.path} was trained in {'fp64' if precision == 'fp32' else 'fp32'} up to step {start};"
-                          f" resume it in that precision (or train {precision} into a new run folder)")
-    counters["precision"] = precision
-    if start == 0 and nudge_due(config, 0):
-        nudge(model, config)
-    step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled, compile_stages(compile))
+def _loop(config: RunConfig, run: Run, model, optimizer, step_fn: TrainingStep, start: int, counters: dict,
+          logged: Logged, plugins: Sequence[Plugin], dev: torch.device, bf16: bool, keep_checkpoints: str,
+          progress: bool) -> int:
+    """Steps `start + 1` to the last (or to a plugin's stop); returns the last step trained."""
+    for plugin in plugins:
+        plugin.before_training(model, start, counters)
     stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
     loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
-
-    bar = tqdm(total=config.train.steps, initial=start, disable=not progress, desc=run.name,
-               unit="step", mininterval=2.0, dynamic_ncols=True)
-    tic = time.perf_counter()
-    step = start
-    # a run that stopped once composition held is finished at its last saved step
-    todo = range(0) if decided(config, counters, start) else range(start + 1, config.train.steps + 1)
+    bar = tqdm(total=config.train.steps, initial=start, disable=not progress, desc=run.name, unit="step",
+               mininterval=2.0, dynamic_ncols=True)
+    tic, step = time.perf_counter(), start
+    # a run that a plugin stopped is finished at its last saved step
+    todo = range(0) if start and stop_now(plugins, counters, start) else range(start + 1, config.train.steps + 1)
     try:
         for step in todo:
             tokens, answers = stream.batch(step)
             loss = step_fn(tokens.to(dev), answers.to(dev), step, counters)
-            if nudge_due(config, step):  # after this step's update; a state saved from here on holds it
-                nudge(model, config)
             if not math.isfinite(loss):
                 raise FloatingPointError(f"training loss became {loss} at step {step}; lower lr or disable bf16")
             loss_sum, loss_count = loss_sum + loss, loss_count + 1
             counters["bf16_steps"] += bf16
             counters["compiled_steps"] += step_fn.compiled
             bar.update(1)
-            if is_eval_step(step, config):
-                row = eval_row(model, config, dev, bf16, step, loss_sum / loss_count)
-                now = time.perf_counter()
-                counters["elapsed_s"], tic = counters["elapsed_s"] + now - tic, now
-                counters["composed_streak"] = counters["composed_streak"] + 1 if composed_row(row) else 0
-                steer.record_trigger(config, counters, row)  # before the state is saved: a resume keeps it
-                save_eval_step(run, model, optimizer, row, counters, keep_checkpoints)
-                loss_sum, loss_count = 0.0, 0
-                bar.set_postfix(loss=f"{row['loss']:.3f}", v1=f"{row['1var_train']:.2f}",
-                                v2=f"{row['2var_train']:.2f}", refresh=False)
-                if decided(config, counters, step):
-                    break
+            if not is_eval_step(step, config):
+                continue
+            row = eval_row(model, config, dev, bf16, step, loss_sum / loss_count, logged)
+            now = time.perf_counter()
+            counters["elapsed_s"], tic = counters["elapsed_s"] + now - tic, now
+            for plugin in plugins:
+                plugin.at_eval(row, counters)  # before the state is saved: a resume keeps what they record
+            save_eval_step(run, model, optimizer, row, counters, keep_checkpoints, logged)
+            loss_sum, loss_count = 0.0, 0
+            bar.set_postfix(loss=f"{row['loss']:.3f}", **{label: f"{row[name]:.2f}" for label, name in logged.shown},
+                            refresh=False)
+            if stop_now(plugins, counters, step):
+                break
     except KeyboardInterrupt:
         # An interrupted optimizer step may be half applied, so the state saved at the last eval
         # step (at most eval_every - 1 steps back) is what a resume continues from.
@@ -411,26 +429,12 @@ def _train_locked(config: RunConfig, run: Run, dev: torch.device, progress: bool
         print(f"\ninterrupted; {run.path} resumes from step {last_saved_step(run)}")
         raise
     bar.close()
-    finish_run(run, model, config, environment, counters, compile, last_step=step)
-    return run
-
-
-def composed_row(row: dict) -> bool:
-    return bool(row["1var_train"] >= COMPOSED_LEVEL)
-
-
-def decided(config: RunConfig, counters: dict, step: int | None = None) -> bool:
-    """Stop early: composition has held for `stop_when_composed` evaluations in a row (0: never), and a nudge
-    or steering the run asks for is behind it (at `step`, by default the last saved one): a steered run's
-    composition counts once it holds without the steering (a triggered window: once it has ended)."""
-    wanted, t = config.train.stop_when_composed, config.train
-    step = counters.get("step", 0) if step is None else step
-    pending = (t.jitter > 0 and step <= t.jitter_step) or steer.pending(config, counters, step)
-    return wanted > 0 and counters["composed_streak"] >= wanted and not pending
+    return step
 
 
 # ---------------------------------------------------------------------------- shared with stacked training
-# A run's folder is written by these alone, so a run trained alone or in a stack (`stacked`) has the same files.
+# A run's folder is written by these alone, so a run trained alone or in a stack (`experiments.stacked`) has the same
+# files.
 def write_or_check_config(run: Run, config: RunConfig) -> None:
     """Under the run's lock: write config.json of a new run, refuse a folder holding another config."""
     if run.exists():
@@ -440,9 +444,11 @@ def write_or_check_config(run: Run, config: RunConfig) -> None:
         atomic_write_text(run.config_path, config.to_json() + "\n")
 
 
-def resume(run: Run, model, optimizer, config: RunConfig) -> tuple[int, dict]:
+def resume(run: Run, model, optimizer, config: RunConfig, logged: Logged, plugins: Sequence[Plugin] = ()
+           ) -> tuple[int, dict]:
     """Load the saved state (if any) into model and optimizer and trim the metrics to it; returns the step
-    and the counters saved with every state (elapsed_s, bf16_steps, compiled_steps, stacked_steps)."""
+    and the counters saved with every state (elapsed_s, bf16_steps, compiled_steps, stacked_steps, precision, and
+    the plugins' own)."""
     state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0, "bf16_steps": 0}
     start = state["step"]
     counters = {"elapsed_s": state["elapsed_s"],
@@ -450,19 +456,19 @@ def resume(run: Run, model, optimizer, config: RunConfig) -> tuple[int, dict]:
                 "bf16_steps": state.get("bf16_steps", start if config.train.bf16 else 0),
                 "compiled_steps": state.get("compiled_steps", 0),  # saved before compiling existed: all eager
                 "stacked_steps": state.get("stacked_steps", 0),  # steps trained in a stack of 2 or more runs
-                "composed_streak": state.get("composed_streak", 0),  # evals in a row with 1-var train composed
-                "precision": state.get("precision", "fp32"),  # what the saved weights and moments are
-                **steer.saved_counters(config, state)}  # a triggered steering's start (None: not reached yet)
+                "precision": state.get("precision", "fp32")}  # what the saved weights and moments are
+    for plugin in plugins:
+        counters.update(plugin.restore(state))
     truncate_metrics(run.metrics_path, start)
-    check_logged_versions(run, start)
+    check_logged_versions(run, start, logged.versions)
     return start, counters
 
 
-def eval_row(model, config: RunConfig, dev: torch.device, bf16: bool, step: int, loss: float) -> dict:
+def eval_row(model, config: RunConfig, dev: torch.device, bf16: bool, step: int, loss: float, logged: Logged) -> dict:
     """The metrics row of an eval step (`loss`: the mean training loss since the last row), elapsed_s aside."""
     model.eval()
     with autocast_context(config, dev, bf16):
-        row = {"step": step, "loss": loss, **logged_row(in_fp32(model), step, with_probe=is_probe_step(step, config))}
+        row = {"step": step, "loss": loss, **logged.row(in_fp32(model), step, with_probe=is_probe_step(step, config))}
     model.train()
     return row
 
@@ -475,11 +481,11 @@ def in_fp32(model):
     return copy.deepcopy(model).float()
 
 
-def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_checkpoints: str,
+def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_checkpoints: str, logged: Logged,
                    save_state: bool = True) -> None:
     """Append the row (with the elapsed time), keep a checkpoint if asked, save the resume state (unless
     `save_state` is False: a stack may save it less often; a resumed run then drops the rows after its state)."""
-    append_metrics(run.metrics_path, {**row, "elapsed_s": round(counters["elapsed_s"], 2)})
+    append_metrics(run.metrics_path, {**row, "elapsed_s": round(counters["elapsed_s"], 2)}, logged.metric_columns())
     if keep_checkpoints == "all":
         run.checkpoint_dir.mkdir(exist_ok=True)
         save_model(model, run.checkpoint_path(row["step"]))
@@ -488,22 +494,22 @@ def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_c
 
 
 def finish_run(run: Run, model, config: RunConfig, environment: dict, counters: dict, compile: str,
-               stacked: int = 1, last_step: int | None = None) -> None:
+               plugins: Sequence[Plugin] = (), stacked: int = 1, last_step: int | None = None) -> None:
     """The final model and final.json (`stacked`: how many runs the finishing process trained together;
-    `last_step`: where training ended, before `train.steps` when it stopped once composition held)."""
+    `last_step`: where training ended, before `train.steps` when a plugin stopped it)."""
     model.eval()
     model = in_fp32(model)
     save_model(model, run.model_path)
     results = evaluate(model)
     bf16_steps, compiled_steps = counters["bf16_steps"], counters["compiled_steps"]
     last_step = config.train.steps if last_step is None else last_step
-    stopped = ({"step_budget": config.train.steps, "stopped_early": "composed" if last_step < config.train.steps
-                else None} if config.train.stop_when_composed else {})  # only runs that may stop early say so
-    final = {"steps": last_step, **stopped, "exact": results["exact"], "pools": results["pools"],
-             "wall_time_s": round(counters["elapsed_s"], 1), **environment, "bf16_used": bf16_steps > 0,
-             "bf16_steps": bf16_steps, "compiled": compiled_steps > 0, "compiled_steps": compiled_steps,
-             "compile": compile, "stacked": stacked, "stacked_steps": counters["stacked_steps"],
-             **steer.final_fields(config, counters)}
+    final = {"steps": last_step}
+    for plugin in plugins:
+        final.update(plugin.final_fields(counters, last_step))
+    final.update({"exact": results["exact"], "pools": results["pools"],
+                  "wall_time_s": round(counters["elapsed_s"], 1), **environment, "bf16_used": bf16_steps > 0,
+                  "bf16_steps": bf16_steps, "compiled": compiled_steps > 0, "compiled_steps": compiled_steps,
+                  "compile": compile, "stacked": stacked, "stacked_steps": counters["stacked_steps"]})
     sampled = {name: list(sizes) for name, sizes in exact_set_sizes(config.task).items() if sizes[0] < sizes[1]}
     if sampled:  # a task larger than the paper's: which exact sets were a sample ([evaluated, whole])
         final["exact_sampled"] = sampled
