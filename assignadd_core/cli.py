@@ -89,7 +89,7 @@ def train_seeds(args: argparse.Namespace, config: RunConfig) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .core.run_folder import load_any
+    from .analysis.authors_format import load_any
     from .core.evaluation import evaluate
     set_threads(args.threads)
     config = RunConfig.from_json(args.config.read_text()) if args.config else None
@@ -194,8 +194,8 @@ def cmd_rescue(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown rescue arm {args.arm!r}; arms are {', '.join(ARMS)} (or all)")
     arms = list(ARMS) if args.arm == "all" else [args.arm]
     set_threads(args.threads)
-    from .core.study import paper
-    source = Run(run_path(args.source or paper()["runs"]["rescue_source"], args.root))
+    from .rules.study import current
+    source = Run(run_path(args.source or current()["runs"]["rescue_source"], args.root))
     for arm in arms:
         stages = rescue(arm, source, root=args.rescue_root, train_missing=True, progress=not args.no_progress)
         last = stages[-1].final()["pools"]["1var_train"]

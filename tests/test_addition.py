@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from assignadd_core.analysis import addition
-from assignadd_core.core.checkpoint import load_tl_state_dict, reference_weights_path
+from assignadd_core.analysis.authors_format import load_tl_state_dict, reference_weights_path
 from assignadd_core.core.config import RunConfig
 from assignadd_core.core.data import LITERAL, Vocab
 from assignadd_core.core.data import make_split

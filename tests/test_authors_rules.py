@@ -3,7 +3,7 @@ claims those rules test. Skipped where their weights are absent (they are not pa
 import pytest
 
 from assignadd_core.experiments import per_seed
-from assignadd_core.core.checkpoint import load_tl_state_dict, reference_weights_path
+from assignadd_core.analysis.authors_format import load_tl_state_dict, reference_weights_path
 from assignadd_core.rules.verdicts import REPRODUCED
 
 REFERENCE = reference_weights_path()

@@ -4,10 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from assignadd_core.core.checkpoint import (CheckpointError, load_model, load_tl_state_dict,
-                                       reference_weights_path, save_model)
+from assignadd_core.analysis.authors_format import load_any, load_tl_state_dict, reference_weights_path
+from assignadd_core.core.checkpoint import CheckpointError, load_model, save_model
 from assignadd_core.core.config import RunConfig
-from assignadd_core.core.run_folder import load_any
 from assignadd_core.core.data import eval_pools, sample_queries
 from assignadd_core.core.evaluation import batch_accuracy
 from assignadd_core.core.model import AssignAddTransformer

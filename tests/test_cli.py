@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from assignadd_core.core.checkpoint import reference_weights_path
+from assignadd_core.analysis.authors_format import reference_weights_path
 from assignadd_core.cli import main
 from assignadd_core.core.config import RunConfig, all_keys
 from assignadd_core.core.data import EXACT_NAMES, POOL_NAMES

@@ -264,7 +264,8 @@ def eval_pth(box) -> str:
     """The authors' state dict when present, else our seed42 in their format (same weights, same numbers)."""
     import torch
 
-    from assignadd_core.core.checkpoint import load_model, reference_weights_path
+    from assignadd_core.core.checkpoint import load_model
+    from assignadd_core.analysis.authors_format import reference_weights_path
     from test_checkpoint import tl_state_dict
     reference = reference_weights_path()
     if reference is not None:

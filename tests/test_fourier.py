@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from assignadd_core.analysis import fourier
-from assignadd_core.core.checkpoint import load_tl_state_dict, reference_weights_path
+from assignadd_core.analysis.authors_format import load_tl_state_dict, reference_weights_path
 from assignadd_core.core.config import RunConfig
 from assignadd_core.core.model import AssignAddTransformer
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from assignadd_core.analysis import interventions as iv
-from assignadd_core.core.checkpoint import load_tl_state_dict, reference_weights_path
+from assignadd_core.analysis.authors_format import load_tl_state_dict, reference_weights_path
 from assignadd_core.core.data import Vocab, eval_pools, sample_queries
 from assignadd_core.core.model import AssignAddTransformer
 

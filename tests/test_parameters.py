@@ -155,9 +155,9 @@ def test_strings_are_only_parsed_for_list_tuple_and_dict_parameters(injected):
 
 
 def test_a_parameter_left_at_none_takes_the_study_profiles_value():
-    from assignadd_core.core.study import paper, seed_range
-    main = paper()["runs"]["main"]["name"]
-    mains = [f"seed{s}" for s in seed_range(paper()["runs"]["seeds"])]
+    from assignadd_core.rules.study import current, seed_range
+    main = current()["runs"]["main"]["name"]
+    mains = [f"seed{s}" for s in seed_range(current()["runs"]["seeds"])]
     namespace = {"run": None, "runs": None, "device": None}
     values = check_parameters(["run = None\nruns = None\ndevice = None", "P = 1"], namespace)
     assert values == {"run": main, "runs": mains, "device": None}  # device is not a study parameter: stays None

@@ -6,12 +6,12 @@ import pytest
 
 from assignadd_core.experiments import generality
 from assignadd_core.rules import paper
-from assignadd_core.core import study
+from assignadd_core.rules import study
 from assignadd_core.experiments.sweep import grid
 
 
 def test_the_code_reads_the_paper_profile():
-    p = study.paper()
+    p = study.current()
     assert paper.HELDOUT_EXACT.value == p["paper_numbers"]["heldout_exact"]["value"]
     assert paper.JUMP_STEPS.value == tuple(p["paper_numbers"]["jump_steps"]["value"])
     assert grid.PAPER_SWEEP_STEPS == p["paper_numbers"]["sweep_steps"]["value"] == 30_000

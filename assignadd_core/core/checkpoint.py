@@ -1,5 +1,4 @@
-"""Model files: our safetensors checkpoints (+ config JSON), TransformerLens-format state dicts, and
-`torch.save` dicts of tensors and plain values (the trainer's resume state), always read back with
+"""Model files: our safetensors checkpoints (+ config JSON) and `torch.save` dicts of tensors and plain values (the trainer's resume state), always read back with
 `weights_only=True` (no code runs on load).
 
 Every failure is a `CheckpointError` with one line naming the file and what is wrong.
@@ -9,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import tempfile
 from pathlib import Path
 
@@ -129,30 +127,6 @@ def load_model(path: Path, config: RunConfig | None = None) -> AssignAddTransfor
     return model
 
 
-def tl_state_dict_to_ours(state: dict[str, torch.Tensor], source: Path,
-                          mlp_layers: tuple[int, ...]) -> dict[str, torch.Tensor]:
-    """Drop what a TransformerLens HookedTransformer adds: biases (must be zero), the MLPs of the blocks that
-    have none here (not in `mlp_layers`; must be zero: the paper's layer-1 MLP) and the attention mask buffers."""
-    ours = {}
-    for name, value in state.items():
-        if not isinstance(value, torch.Tensor):
-            raise CheckpointError(f"{source}: entry {name!r} is not a tensor")
-        leaf = name.rsplit(".", 1)[-1]
-        if leaf in ("mask", "IGNORE"):
-            continue
-        is_bias = leaf.startswith("b_")
-        mlp_of = re.match(r"blocks\.(\d+)\.mlp\.", name)
-        is_dead_mlp = mlp_of is not None and int(mlp_of.group(1)) not in mlp_layers
-        if is_bias or is_dead_mlp:
-            if bool(value.float().abs().max() > 0) if value.numel() else False:
-                what = "bias" if is_bias else "MLP weight of a block without an MLP"
-                raise CheckpointError(f"{source}: {name} is a {what} that must be zero for this model,"
-                                      f" but its largest entry is {float(value.float().abs().max()):.3g}")
-            continue
-        ours[name] = value
-    return ours
-
-
 def save_torch_dict(state: dict, path: Path) -> None:
     """torch.save, atomically (an interrupted write leaves the previous file)."""
     buffer = io.BytesIO()
@@ -175,15 +149,6 @@ def load_torch_dict(path: Path) -> dict:
     return state
 
 
-def load_tl_state_dict(path: Path, config: RunConfig | None = None) -> AssignAddTransformer:
-    """Load a TransformerLens-format `.pth` state dict (tensors only: weights_only=True)."""
-    path = Path(path)
-    state = load_torch_dict(path)
-    model = AssignAddTransformer(config or RunConfig())
-    load_weights_into(model, tl_state_dict_to_ours(state, path, model.config.model.mlp_layers), path)
-    return model
-
-
 def read_json(path: Path) -> dict:
     try:
         return json.loads(Path(path).read_text())
@@ -191,19 +156,3 @@ def read_json(path: Path) -> dict:
         raise CheckpointError(f"{path}: no such file") from None
     except json.JSONDecodeError as err:
         raise CheckpointError(f"{path}: not valid JSON ({err})") from None
-
-
-REFERENCE_ENV = "ASSIGNADD_REFERENCE"
-_REFERENCE_DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "reference" / "authors_final_state_dict.pth"
-
-
-def reference_weights_path() -> Path | None:
-    """The authors' released final weights, for cross-checks only (never committed).
-
-    Taken from $ASSIGNADD_REFERENCE, else from `shared/reference/` beside the repository; None when
-    absent, so callers can say so and skip.
-    """
-    import os
-    value = os.environ.get(REFERENCE_ENV)
-    path = Path(value) if value else _REFERENCE_DEFAULT
-    return path if path.is_file() else None

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .checkpoint import CheckpointError, load_model, load_tl_state_dict, read_json
+from .checkpoint import CheckpointError, load_model, read_json
 from .config import ConfigError, RunConfig
 from .locks import exclusive
 
@@ -134,17 +134,3 @@ def run_path(name: str, root: Path | None = None) -> Path:
     if not name or "/" in name or name.startswith("."):
         raise ConfigError(f"run name must be a plain folder name, got {name!r}")
     return Path(root or DEFAULT_ROOT) / name
-
-
-def load_any(path: Path, config: RunConfig | None = None) -> AssignAddTransformer:
-    """A run directory (its final checkpoint), one of our .safetensors files, or a TL .pth state dict."""
-    path = Path(path)
-    if path.is_dir():
-        return Run(path).load_model()
-    if path.suffix == ".safetensors":
-        return load_model(path, config)
-    if path.suffix in (".pth", ".pt"):
-        return load_tl_state_dict(path, config)
-    if not path.exists():
-        raise CheckpointError(f"{path}: no such file or run directory")
-    raise CheckpointError(f"{path}: unknown model file type (expected a run directory, .safetensors or .pth)")

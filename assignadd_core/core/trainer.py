@@ -31,8 +31,8 @@ from typing import Callable, NamedTuple, Sequence
 import torch
 from tqdm.auto import tqdm
 
-from .checkpoint import (CheckpointError, atomic_write_text, load_tensors, load_torch_dict, load_weights_into,
-                         save_model, save_torch_dict)
+from .checkpoint import (atomic_write_text, load_tensors, load_torch_dict, load_weights_into, save_model,
+                         save_torch_dict)
 from .config import COMPILE_CHOICES, ConfigError, RunConfig
 from .data import TrainStream, exact_set_sizes, make_split
 from .evaluation import evaluate

@@ -27,9 +27,9 @@ from ..rules import verdicts
 from ..analysis.steering import first_composed
 from ..core.config import RunConfig
 from ..core.run_folder import DEFAULT_ROOT, Run
-from ..core.study import paper
+from ..rules.study import current
 
-_WINDOW = paper()["c10"]["window"]  # the study profile's seeds and length of this reading
+_WINDOW = current()["c10"]["window"]  # the study profile's seeds and length of this reading
 COMPOSING_SEEDS, STUCK_SEEDS = tuple(_WINDOW["composing"]), tuple(_WINDOW["stuck"])
 READ_TO = int(_WINDOW["read_to"])
 

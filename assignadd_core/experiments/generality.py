@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from ..core.config import ConfigError, RunConfig
 from ..core.run_folder import DEFAULT_ROOT
-from ..core.study import profile, run_name
+from ..rules.study import profile, run_name
 
 STUDY = profile("generality")
 STEPS = STUDY["steps"]

@@ -37,15 +37,15 @@ from ..core.config import ConfigError, RunConfig
 from ..analysis.quantities import DIFFERENCE_BATCHES, DIFFERENCE_VALUES
 from ..core.run_folder import DEFAULT_ROOT, Run
 from ..analysis.series import across, series
-from ..core.study import paper
+from ..rules.study import current
 
-STUDY_SEED = paper()["runs"]["mode_seed"]  # eager fails and compiled composes, on two CPUs (the study profile)
+STUDY_SEED = current()["runs"]["mode_seed"]  # eager fails and compiled composes, on two CPUs (the study profile)
 MODES = {"eager": ("off", "fp32"), "compiled": ("on", "fp32"), "fp64": ("off", "fp64"),
          "compiled_attention": ("attention", "fp32"), "compiled_mlp": ("mlp", "fp32"),
          "compiled_unembed": ("unembed", "fp32")}
-DIFFERENCE_STEPS = tuple(paper()["modes"]["difference_steps"])  # eager checkpoints where the step difference is read
+DIFFERENCE_STEPS = tuple(current()["modes"]["difference_steps"])  # eager checkpoints where the step difference is read
 REPLAY_MODES = ("eager", "compiled", "fp64")  # the modes the measurements compare
-REPLAY_STEPS = paper()["modes"]["replay_steps"]  # the modes part before it (the study profile says where)
+REPLAY_STEPS = current()["modes"]["replay_steps"]  # the modes part before it (the study profile says where)
 
 
 def study_root(seed: int = STUDY_SEED, root: Path | None = None) -> Path:

@@ -398,8 +398,8 @@ def update_front_page() -> None:
     from .front_page import (CIRCUIT, HERO, README_TABLE, SCOREBOARD, TALLY, hero_html, readme_table, scoreboard, tally,
                              update)
     parts = {CIRCUIT: circuit_html(), TALLY: tally(), SCOREBOARD: scoreboard()}
-    from ..core.study import paper
-    main_run = ROOT / "runs" / paper()["runs"]["main"]["name"] / "metrics.csv"
+    from ..rules.study import current
+    main_run = ROOT / "runs" / current()["runs"]["main"]["name"] / "metrics.csv"
     if main_run.is_file():
         parts[HERO] = hero_html(main_run)
     else:  # a tree without the committed runs (a copy of the sources): the hero figure stays as it is

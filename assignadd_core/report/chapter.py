@@ -19,8 +19,8 @@ TABLE_ROWS = 200  # the most rows a chapter's table shows whole
 
 
 def _main_seeds() -> list[int]:
-    from ..core.study import paper, seed_range
-    return list(seed_range(paper()["runs"]["seeds"]))
+    from ..rules.study import current, seed_range
+    return list(seed_range(current()["runs"]["seeds"]))
 
 
 def _main_runs() -> list[str]:
@@ -28,9 +28,9 @@ def _main_runs() -> list[str]:
 
 
 def _profile_value(*path: str):
-    """A value of a study profile by its keys; "paper" is the study this process runs (`study.paper`)."""
-    from ..core.study import paper, profile
-    value = paper() if path[0] == "paper" else profile(path[0])
+    """A value of a study profile by its keys; "paper" is the study this process runs (`study.current`)."""
+    from ..rules.study import current, profile
+    value = current() if path[0] == "paper" else profile(path[0])
     for key in path[1:]:
         value = value[key]
     return value

@@ -209,8 +209,8 @@ class Series:
 def study_series() -> list[Series]:
     """The study profile's explorer models: final models of `seeds` (grouped as composed or stuck by their final
     1-var train accuracy, where the run is here), then `across_training` at its `steps` and its end."""
-    from ..core.study import paper
-    spec = paper().get("explorer") or {}
+    from ..rules.study import current
+    spec = current().get("explorer") or {}
     series = [Series(name, name.replace("seed", "seed ", 1), "") for name in spec.get("seeds", [])]
     across = spec.get("across_training")
     if across:

@@ -38,7 +38,7 @@ PACKAGE = __package__.rpartition(".")[0]  # the package (this module sits in its
 BOUNDARY = {
     "training": ("core.model", "core.data", "core.trainer", "experiments.training", "core.config"),
     "measurement": ("analysis.quantities", "measure.measures", "measure.roles", "core.evaluation"),
-    "records": ("analysis.series", "core.run_folder", "experiments.runs", "core.checkpoint", "core.study", "experiments.sweep"),
+    "records": ("analysis.series", "core.run_folder", "experiments.runs", "core.checkpoint", "rules.study", "experiments.sweep"),
     "display": ("report.names", "report.plots", "report.present"),
 }
 # Single names inside the followed modules that cannot move a verdict, and why.

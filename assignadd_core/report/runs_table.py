@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..core.run_folder import DEFAULT_ROOT
-from ..core.study import paper, profile
+from ..rules.study import current, profile
 from ..rules.verdicts import composed
 
 MARKERS = ("<!-- committed:start -->", "<!-- committed:end -->")
@@ -56,7 +56,7 @@ def _count(runs: list[Path], planned: int | None = None) -> str:
 def purposes() -> dict[str, tuple[str, int | None]]:
     """What each known top-level folder is for, from the study profiles where they say it, and how many runs it
     plans (None: as many as it holds)."""
-    study, shapes = paper(), profile("generality")
+    study, shapes = current(), profile("generality")
     labels = ", ".join(shape["label"] for shape in shapes["shapes"].values())
     planned = len(shapes["shapes"]) * len(shapes["seeds"])
     return {

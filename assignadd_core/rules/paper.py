@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.study import paper
+from .study import current
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class PaperNumber:
 
 
 def _number(key: str) -> PaperNumber:
-    entry = paper()["paper_numbers"][key]
+    entry = current()["paper_numbers"][key]
     value = entry["value"]
     return PaperNumber(tuple(value) if isinstance(value, list) else value, entry["where"])
 

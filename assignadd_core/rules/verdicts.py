@@ -20,7 +20,7 @@ from ..core.config import COMPOSED_LEVEL
 from .paper import F_THRESHOLD, HELDOUT_EXACT, R_THRESHOLD
 from .stats import (Rate, clopper_pearson, fisher, sign_test_greater,  # noqa: F401  (clopper_pearson: readers use it)
                     t_interval)
-from ..core.study import paper as study_profile
+from .study import current as study_profile
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_YET_RUN = "reproduced", "partly", "not reproduced", "not yet run"
 FINDING = "finding"  # this book's own result, no claim of the paper to compare with

@@ -13,7 +13,7 @@ import numpy as np
 from ...core.config import ConfigError, RunConfig, resolve_key
 from ...core.data import EXACT_NAMES, POOL_NAMES
 from ...rules.paper import SWEEP_STEPS
-from ...core.study import paper, profile, seed_range, study_overrides
+from ...rules.study import current, profile, seed_range, study_overrides
 
 METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set or a pool (final accuracy)
 # A training mode of a point: how its steps are computed (never a setting of the run: same config and hash).
@@ -198,7 +198,7 @@ def evenly_spaced(lo: float, hi: float, n: int) -> tuple[float, ...]:
     return tuple(round(float(v), 6) for v in np.linspace(lo, hi, n))
 
 
-STUDY = paper()
+STUDY = current()
 PAPER_SWEEP_STEPS = SWEEP_STEPS.value  # the paper's sweep runs (book/protocol.md, "Training")
 # Long enough to decide whether a run of the paper's configuration composes (studies/paper.yaml, "composition").
 DECIDE_STEPS = STUDY["composition"]["decide_steps"]

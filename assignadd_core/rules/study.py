@@ -33,14 +33,14 @@ def profile(name: str) -> dict:
     return data
 
 
-def paper() -> dict:
-    """The profile of the study this process runs: the paper's, or the one ASSIGNADD_STUDY names."""
+def current() -> dict:
+    """The profile of the study this process runs: the paper's (`paper`), or the one ASSIGNADD_STUDY names."""
     return profile(os.environ.get(STUDY_ENV) or "paper")
 
 
 def study_overrides() -> dict:
     """The study's config changes (dotted keys), the base every one of its sweeps starts from: none for the paper."""
-    overrides = paper().get("overrides") or {}
+    overrides = current().get("overrides") or {}
     if not isinstance(overrides, dict):
         raise ValueError(f"a study profile's overrides must be a mapping of config keys, got {overrides!r}")
     return dict(overrides)
