@@ -197,7 +197,7 @@ def test_train_or_load_loads_a_finished_run_without_training(tiny_config, tiny_r
     assert run.path == tiny_run.path
     with pytest.raises(ConfigError) as excinfo:
         train_or_load(tiny_config.replace(lr=5e-4), name=tiny_run.name, root=tiny_run.path.parent)
-    assert "different config" in str(excinfo.value) and "\n" not in str(excinfo.value)
+    assert "another config" in str(excinfo.value) and "\n" not in str(excinfo.value)
 
 
 def test_train_or_load_names_runs_by_config_hash(tiny_config, tmp_path):

@@ -78,6 +78,12 @@ class Run:
     def exists(self) -> bool:
         return self.config_path.is_file()
 
+    def check_config(self, config: RunConfig, advice: str = "pick a new run directory") -> None:
+        """Refuse a folder that holds a run of another config (the one check of every writer)."""
+        if self.exists() and self.config != config:
+            raise ConfigError(f"{self.path} holds a run with another config (hash {self.config.hash()}, not"
+                              f" {config.hash()}); {advice}")
+
     def is_complete(self) -> bool:
         return self.final_path.is_file() and self.model_path.is_file()
 

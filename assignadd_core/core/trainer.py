@@ -363,8 +363,7 @@ def train(config: RunConfig, run_dir: Path, logged: Logged, plugins: Sequence[Pl
     compiled = make_loss is None and compile_wanted(compile, dev, config.train.steps)
     make_split(config.task)  # refuse a bad split before creating anything on disk
     run = Run(run_dir)
-    if run.exists() and run.config != config:
-        raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
+    run.check_config(config)
     run.path.mkdir(parents=True, exist_ok=True)
     with torch.enable_grad(), run.writer_lock():  # a second process on this run stops here, naming the first
         write_or_check_config(run, config)
@@ -437,10 +436,8 @@ def _loop(config: RunConfig, run: Run, model, optimizer, step_fn: TrainingStep, 
 # files.
 def write_or_check_config(run: Run, config: RunConfig) -> None:
     """Under the run's lock: write config.json of a new run, refuse a folder holding another config."""
-    if run.exists():
-        if run.config != config:
-            raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
-    else:
+    run.check_config(config)
+    if not run.exists():
         atomic_write_text(run.config_path, config.to_json() + "\n")
 
 

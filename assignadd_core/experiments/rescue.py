@@ -66,8 +66,7 @@ def branch(source: Run, name: str, config: RunConfig, edit: str | None = None, r
     from ..core.trainer import load_resume_state, make_optimizer, save_resume_state
     target = Run(run_path(name, root))
     if target.exists():
-        if target.config != config:
-            raise ConfigError(f"{target.path} exists with another config; pick another branch name")
+        target.check_config(config, "pick another branch name")
         return target
     if edit is not None and edit not in EDITS:
         raise ConfigError(f"edit must be one of {', '.join(EDITS)}, got {edit!r}")

@@ -20,9 +20,7 @@ def train_or_load(config: RunConfig, name: str | None = None, root: Path | None 
     An existing run whose config differs is refused rather than silently reused or overwritten.
     """
     run = Run(run_path(name or config.hash(), root))
-    if run.exists() and run.config != config:
-        raise ConfigError(f"run {run.path} exists with a different config (hash {run.config.hash()} vs"
-                          f" {config.hash()}); choose another run name")
+    run.check_config(config, "choose another run name")
     if run.is_complete():
         return run
     if not train_if_missing:

@@ -324,8 +324,7 @@ def train_stacked(configs: list[RunConfig], run_dirs: list[Path], device: str = 
     compiled = trainer.compile_wanted(compile, dev, configs[0].train.steps)
     for config, run in zip(configs, runs):
         make_split(config.task)  # refuse a bad split before creating anything on disk
-        if run.exists() and run.config != config:
-            raise ConfigError(f"{run.path} holds a run with another config; pick a new run directory")
+        run.check_config(config)
     options = _Options(keep_checkpoints, compile, state_every_s, data_workers)
     with torch.enable_grad(), ExitStack() as locks:
         for run in runs:
