@@ -40,7 +40,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from .core.run_folder import Run, run_path
-    from .experiments.runs import continue_run, train_or_load
+    from .experiments.named_runs import continue_run, train_or_load
     config = config_from_args(args)
     set_threads(args.threads)
     if args.seeds:
@@ -350,22 +350,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_generality(args) -> int:
-    from .experiments import generality
-    root = generality.ROOT if args.root is None else args.root
+    from .experiments import generality_runs
+    root = generality_runs.ROOT if args.root is None else args.root
     if args.action == "run":
         try:
             part, of = (int(x) for x in args.part.split("/"))
         except ValueError:
             raise ConfigError(f"--part must look like 1/2, got {args.part!r}") from None
-        generality.part_of_plan(part, of)  # checks the part before any work
+        generality_runs.part_of_plan(part, of)  # checks the part before any work
         set_threads(args.threads)
-        steps = generality.STEPS if args.steps is None else args.steps
+        steps = generality_runs.STEPS if args.steps is None else args.steps
         if steps < 1:
             raise ConfigError(f"--steps must be at least 1, got {steps}")
-        trained = generality.run_part(part, of, root, threads=args.threads, progress=not args.no_progress,
+        trained = generality_runs.run_part(part, of, root, threads=args.threads, progress=not args.no_progress,
                                       shapes=args.shapes, steps=steps, device=args.device)
         print(f"trained {len(trained)} run(s): {', '.join(trained) or 'none (all finished)'}")
-    for row in generality.status(root):
+    for row in generality_runs.status(root):
         state = "finished" if row["finished"] else f"at step {row['last_step']:,}" if row["last_step"] else "not started"
         print(f"{row['run']:<24} {state}")
     return 0

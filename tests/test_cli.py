@@ -164,7 +164,7 @@ def test_eval_config_reads_a_state_dict_with_that_config(cli_run, capsys, tmp_pa
 
 def test_train_threads_sets_torchs_threads(tmp_path, monkeypatch):
     """`--threads N` is in effect when training starts (the trainer stand-in records it, then stops)."""
-    import assignadd_core.experiments.runs as runs
+    import assignadd_core.experiments.named_runs as runs
     seen = []
 
     def record(*args, **kwargs):

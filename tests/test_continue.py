@@ -6,7 +6,7 @@ from assignadd_core.core.checkpoint import CheckpointError
 from assignadd_core.cli import main
 from assignadd_core.core.config import ConfigError
 from assignadd_core.core.run_folder import Run
-from assignadd_core.experiments.runs import continue_run, train_or_load
+from assignadd_core.experiments.named_runs import continue_run, train_or_load
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

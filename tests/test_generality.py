@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from assignadd_core.experiments import generality
+from assignadd_core.experiments import generality_runs
 from assignadd_core.rules import verdicts
 from assignadd_core.analysis import generality as reading
 from assignadd_core.core.config import ConfigError
@@ -16,20 +16,20 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 def test_the_plan_has_every_shape_on_three_seeds_and_the_shares_cover_it_once():
-    names = [item.name for item in generality.plan()]
-    assert len(names) == len(set(names)) == len(generality.SHAPES) * 3 >= 12
+    names = [item.name for item in generality_runs.plan()]
+    assert len(names) == len(set(names)) == len(generality_runs.SHAPES) * 3 >= 12
     for of in (1, 2, 3):
-        shares = [item.name for part in range(1, of + 1) for item in generality.part_of_plan(part, of)]
+        shares = [item.name for part in range(1, of + 1) for item in generality_runs.part_of_plan(part, of)]
         assert sorted(shares) == sorted(names)
-    slow = {item.name for item in generality.plan() if not item.config.model.paper_shape}
-    assert slow == {f"layers3_heads2_seed{s}" for s in generality.SEEDS}
-    assert all(len(slow & {item.name for item in generality.part_of_plan(p, 2)}) >= 1 for p in (1, 2))
+    slow = {item.name for item in generality_runs.plan() if not item.config.model.paper_shape}
+    assert slow == {f"layers3_heads2_seed{s}" for s in generality_runs.SEEDS}
+    assert all(len(slow & {item.name for item in generality_runs.part_of_plan(p, 2)}) >= 1 for p in (1, 2))
     with pytest.raises(ConfigError, match="--part"):
-        generality.part_of_plan(3, 2)
-    config = generality.shape_config("mod113", 43)
-    assert (config.task.modulus, config.train.seed, config.train.steps) == (113, 43, generality.STEPS)
+        generality_runs.part_of_plan(3, 2)
+    config = generality_runs.shape_config("mod113", 43)
+    assert (config.task.modulus, config.train.seed, config.train.steps) == (113, 43, generality_runs.STEPS)
     with pytest.raises(ConfigError, match="unknown shape"):
-        generality.shape_config("mod7", 42)
+        generality_runs.shape_config("mod7", 42)
 
 
 def test_the_role_search_picks_the_best_copy_head_then_the_best_lookup_heads(tiny_config):
@@ -167,8 +167,8 @@ def test_pairs_match_seed_and_r_and_flag_runs_that_did_not_compose():
 
 
 def test_a_sweep_not_run_here_counts_nothing_and_pairs_nothing(tmp_path):
-    assert generality.composition_count(tmp_path / "absent.csv") == (0, 0)
+    assert generality_runs.composition_count(tmp_path / "absent.csv") == (0, 0)
     present = tmp_path / "vars24.csv"
     present.write_text("key,status,seed,1var_train\na,done,1,0.99\n")
-    assert generality.composition_count(present) == (1, 1)
-    assert generality.coverage_pairs(present, tmp_path / "absent.csv") == []  # its partner not here: no pairs, no traceback
+    assert generality_runs.composition_count(present) == (1, 1)
+    assert generality_runs.coverage_pairs(present, tmp_path / "absent.csv") == []  # its partner not here: no pairs, no traceback

@@ -2,7 +2,7 @@
 import pytest
 
 from assignadd_core.analysis import reliability
-from assignadd_core.experiments.runs import seed_runs
+from assignadd_core.experiments.named_runs import seed_runs
 from test_phases import synthetic
 
 
@@ -154,7 +154,7 @@ def test_shortcut_table_counts_each_rule_and_the_rest():
 
 
 def test_seed_runs_give_each_run_its_seed_steps_and_settings(tmp_path, default_root, monkeypatch):
-    from assignadd_core.experiments import runs as runs_module
+    from assignadd_core.experiments import named_runs as runs_module
     from assignadd_core.core.config import ConfigError, RunConfig
     from tiny import TINY
     overrides = {k: v for k, v in TINY.items() if k != "steps"}

@@ -10,7 +10,7 @@ from assignadd_core.core import trainer
 from assignadd_core.experiments import rescue, training
 from assignadd_core.core.config import ConfigError
 from assignadd_core.core.run_folder import Run
-from assignadd_core.experiments.runs import train_or_load
+from assignadd_core.experiments.named_runs import train_or_load
 from tiny import torch_threads
 
 

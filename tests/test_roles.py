@@ -13,7 +13,7 @@ import torch
 import handbuilt
 from assignadd_core.analysis import quantities
 from assignadd_core.core import trainer
-from assignadd_core.experiments import rescue, steer, training
+from assignadd_core.experiments import qk_steering, rescue, training
 from assignadd_core.measure import roles
 from assignadd_core.analysis import addition, theory
 from assignadd_core.analysis import interventions as iv
@@ -37,7 +37,7 @@ PAPER_HOOKS = {
 # ---------------------------------------------------------------------------- the config
 def test_default_roles_are_the_paper_layers_and_keep_the_hash():
     paper = RunConfig()
-    assert (roles.copy_layer(paper), roles.lookup_layer(paper), roles.mlp_layer(paper)) == (0, 1, 1)
+    assert (roles.copy_block(paper), roles.lookup_block(paper), roles.mlp_block(paper)) == (0, 1, 1)
     assert roles.head(paper, "copy") == roles.head(paper, "lookup") == 0 and paper.model.has_circuit
     assert paper.hash() == "35c0d33b9461"  # seed 42's committed run
     declared = paper.replace(copy_block=0, lookup_block=1, mlp_block=1, copy_head=0, lookup_head=0)
@@ -47,10 +47,10 @@ def test_default_roles_are_the_paper_layers_and_keep_the_hash():
 
 def test_default_roles_follow_the_shape():
     three = RunConfig().replace(n_layers=3, mlp_layers=[1, 2])
-    assert (roles.copy_layer(three), roles.lookup_layer(three), roles.mlp_layer(three)) == (0, 2, 2)
+    assert (roles.copy_block(three), roles.lookup_block(three), roles.mlp_block(three)) == (0, 2, 2)
     assert three.replace(lookup_block=2, mlp_block=2) == three
     moved = three.replace(lookup_block=1, mlp_block=1)
-    assert (roles.lookup_layer(moved), roles.mlp_layer(moved)) == (1, 1) and moved.hash() != three.hash()
+    assert (roles.lookup_block(moved), roles.mlp_block(moved)) == (1, 1) and moved.hash() != three.hash()
     assert RunConfig.from_json(moved.to_json()) == moved
     # defaults that do not form the circuit are no error: the measures are undefined there
     one = RunConfig().replace(n_layers=1, mlp_layers=[0])
@@ -79,7 +79,7 @@ def test_the_cli_takes_the_roles(capsys):
     from assignadd_core.cli import main
     assert main(["config", "--n-layers", "3", "--lookup-block", "1", "--n-heads", "2", "--copy-head", "1"]) == 0
     config = RunConfig.from_json(capsys.readouterr().out)
-    assert (roles.lookup_layer(config), roles.mlp_layer(config), roles.head(config, "copy")) == (1, 1, 1)
+    assert (roles.lookup_block(config), roles.mlp_block(config), roles.head(config, "copy")) == (1, 1, 1)
 
 
 # ---------------------------------------------------------------------------- hook names and weights
@@ -100,12 +100,12 @@ def test_role_hooks_and_weights_are_the_models(tiny_config, shape):
     for name, role in PAPER_HOOKS:
         assert roles.hook(model, name, role) in model.hook_dict
     for role in ("copy", "lookup"):
-        block, head = roles.layer(model, role), roles.head(model, role)
+        block, head = roles.block(model, role), roles.head(model, role)
         attn = model.blocks[block].attn
         assert roles.attention(model, role) is attn
         assert torch.equal(roles.qk(model, role).AB, attn.W_Q[head] @ attn.W_K[head].T)
         assert torch.equal(roles.ov(model, role).AB, attn.W_V[head] @ attn.W_O[head])
-    assert roles.addition_mlp(model) is model.blocks[roles.mlp_layer(model)].mlp
+    assert roles.addition_mlp(model) is model.blocks[roles.mlp_block(model)].mlp
 
 
 def test_the_weights_by_role_are_the_paper_indices(paper_config):
@@ -157,8 +157,8 @@ def test_the_same_circuit_in_another_shape_measures_the_same():
         assert torch.allclose(a, b, atol=1e-4)
     expected = all_measures(solver)
     assert all_measures(relaid) == pytest.approx(expected) and expected["m3_l2_var_identity_qk"] == 1.0
-    rescaled = steer.qk2(solver) * (solver.blocks[1].attn.scale / roles.attention(relaid, "lookup").scale)
-    assert torch.allclose(steer.qk2(relaid), rescaled, atol=1e-2)  # steering writes into the lookup head
+    rescaled = qk_steering.qk2(solver) * (solver.blocks[1].attn.scale / roles.attention(relaid, "lookup").scale)
+    assert torch.allclose(qk_steering.qk2(relaid), rescaled, atol=1e-2)  # steering writes into the lookup head
 
 
 def test_a_model_without_the_circuit_has_no_measures(tiny_config):
@@ -206,7 +206,7 @@ def test_rescue_redraws_the_role_head_only(tiny_config, arm, role):
                                                      lookup_block=1))
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
     rescue.EDITS[arm](model, trainer.make_optimizer(model, model.config))
-    block, head = roles.layer(model, role), roles.head(model, role)
+    block, head = roles.block(model, role), roles.head(model, role)
     for name, p in model.named_parameters():
         for h in range(p.shape[0]) if name.endswith(("W_Q", "W_K")) else [None]:
             hit = name in (f"blocks.{block}.attn.W_Q", f"blocks.{block}.attn.W_K") and h == head

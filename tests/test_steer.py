@@ -9,7 +9,7 @@ import torch
 
 from assignadd_core.core.loss import fused_loss
 from assignadd_core.core import trainer
-from assignadd_core.experiments import steer, training
+from assignadd_core.experiments import qk_steering, training
 from assignadd_core.core.config import ConfigError, RunConfig
 from assignadd_core.core.model import initial_model
 from test_perturb import SEED42_HASH, assert_resumes_to
@@ -17,7 +17,7 @@ from test_trainer import assert_same_weights, final_weights, metric_rows
 
 
 def one_step(config: RunConfig):
-    """A model after one AdamW step, with W_QK2 and W_Q2 from before the step (what `steer.steer` is handed)."""
+    """A model after one AdamW step, with W_QK2 and W_Q2 from before the step (what `qk_steering.steer` is handed)."""
     torch.manual_seed(0)
     model = initial_model(config)
     optimizer = trainer.make_optimizer(model, config)
@@ -25,13 +25,13 @@ def one_step(config: RunConfig):
     answers = torch.randint(0, config.task.modulus, (8,))
     loss = fused_loss(model, tokens, answers, config, torch.device("cpu"))
     loss.backward()
-    before = steer.snapshot(model)
+    before = qk_steering.snapshot(model)
     optimizer.step()
     return model, before
 
 
 def component(model, before, direction) -> tuple[float, float]:
-    update = steer.qk2(model) - before.qk
+    update = qk_steering.qk2(model) - before.qk
     return float((update * direction).sum()), float(update.norm())
 
 
@@ -39,7 +39,7 @@ def push_size(model, before, config) -> float:
     """What a share multiplies: the update's norm (exact write), or the change of W_QK2 made by W_Q2's own step with
     W_K2 held (smallest write)."""
     if config.train.steer_write == "exact":
-        return component(model, before, steer.qk2(model))[1]
+        return component(model, before, qk_steering.qk2(model))[1]
     w_q, w_k = model.blocks[1].attn.W_Q[0].detach().double(), model.blocks[1].attn.W_K[0].detach().double()
     return float(((w_q - before.w_q) @ w_k.T).norm())
 
@@ -48,14 +48,14 @@ def push_size(model, before, config) -> float:
 def test_the_identity_component_of_the_update_is_set_to_its_share(share, write):
     config = RunConfig().replace(steer_from=1, steer_to=5, steer_share=share, steer_write=write)
     model, before = one_step(config)
-    identity = steer.identity_direction(model)
+    identity = qk_steering.identity_direction(model)
     free, size = component(model, before, identity)
     assert abs(free) > 1e-6 * size  # a free update has an identity component to remove
     target = share * push_size(model, before, config)
-    steer.steer(model, config, before)
+    qk_steering.steer(model, config, before)
     moved, _ = component(model, before, identity)
     assert moved == pytest.approx(target, abs=1e-6 * size)
-    assert torch.equal(steer.identity_direction(model), identity)  # the copies (layer 1) are left alone
+    assert torch.equal(qk_steering.identity_direction(model), identity)  # the copies (layer 1) are left alone
 
 
 def test_the_smallest_write_changes_w_q2_by_far_less_than_the_exact_one():
@@ -66,10 +66,10 @@ def test_the_smallest_write_changes_w_q2_by_far_less_than_the_exact_one():
         config = RunConfig().replace(steer_from=1, steer_to=5, steer_share=0.0, steer_write=write)
         model, before = one_step(config)
         w_q = model.blocks[1].attn.W_Q[0].detach().clone()
-        c = steer.steer(model, config, before)
+        c = qk_steering.steer(model, config, before)
         changes[write] = float((model.blocks[1].attn.W_Q[0].detach() - w_q).double().norm())
         if write == "smallest":
-            reach = steer.identity_direction(model) @ model.blocks[1].attn.W_K[0].detach().double()
+            reach = qk_steering.identity_direction(model) @ model.blocks[1].attn.W_K[0].detach().double()
             assert changes[write] == pytest.approx(abs(c) / float(reach.norm()), rel=1e-4)
     assert changes["smallest"] < changes["exact"] / 2
 
@@ -77,14 +77,14 @@ def test_the_smallest_write_changes_w_q2_by_far_less_than_the_exact_one():
 def test_the_sham_pushes_another_direction_and_leaves_the_identity_component():
     config = RunConfig().replace(steer_from=1, steer_to=5, steer_share=0.5, steer_sham=True, perturb_seed=1)
     model, before = one_step(config)
-    identity = steer.identity_direction(model)
-    sham = steer.sham_direction(config, identity)
+    identity = qk_steering.identity_direction(model)
+    sham = qk_steering.sham_direction(config, identity)
     assert abs(float((sham * identity).sum())) < 1e-9 and float(sham.norm()) == pytest.approx(1.0)
     free, size = component(model, before, identity)
-    steer.steer(model, config, before)
+    qk_steering.steer(model, config, before)
     assert component(model, before, identity)[0] == pytest.approx(free, abs=1e-6 * size)
     assert component(model, before, sham)[0] == pytest.approx(0.5 * size, abs=1e-6 * size)
-    other = steer.sham_direction(config.replace(perturb_seed=2), identity)
+    other = qk_steering.sham_direction(config.replace(perturb_seed=2), identity)
     assert not torch.allclose(other, sham)  # its own seed
 
 
@@ -170,8 +170,8 @@ def test_the_wrong_pairs_sham_is_d_s_twin_in_its_subspace():
     from assignadd_core.measure.measures import variable_copies
     config = RunConfig().replace(**ONSET, steer_direction="wrong_pairs")
     model, _ = one_step(config)
-    identity = steer.identity_direction(model)
-    sham = steer.wrong_pairs_direction(model, identity)
+    identity = qk_steering.identity_direction(model)
+    sham = qk_steering.wrong_pairs_direction(model, identity)
     assert abs(float((sham * identity).sum())) < 1e-12
     assert float(sham.norm()) == pytest.approx(1.0, abs=1e-12) == float(identity.norm())
     copies = variable_copies(model).double()
@@ -181,12 +181,12 @@ def test_the_wrong_pairs_sham_is_d_s_twin_in_its_subspace():
     other = torch.randn(128, 128, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     assert not torch.allclose(row_space @ other @ row_space, other, atol=1e-3)  # the subspace is a real constraint
     for n in (2, 4, 12):
-        pi = steer.wrong_pairing(n)
+        pi = qk_steering.wrong_pairing(n)
         assert sorted(pi) == list(range(n)) and all(pi[v] != v for v in range(n))
     # it raises the wrong pairs' contrast of the variable QK map, and leaves the identity contrast alone
     n = copies.shape[0]
     eye = torch.eye(n, dtype=torch.float64)
-    wrong = eye[steer.wrong_pairing(n)]  # row v has its 1 at column pi(v)
+    wrong = eye[qk_steering.wrong_pairing(n)]  # row v has its 1 at column pi(v)
     changed = copies @ sham @ copies.T
     assert float((changed * wrong).sum() / n - (changed * (1 - wrong)).sum() / (n * (n - 1))) > 0
     assert float((changed * eye).sum() / n - (changed * (1 - eye)).sum() / (n * (n - 1))) == pytest.approx(0, abs=1e-9)
@@ -196,11 +196,11 @@ def test_the_wrong_pairs_sham_is_d_s_twin_in_its_subspace():
 def test_the_wrong_pairs_sham_sets_its_own_component_and_leaves_the_identity_component(share):
     config = RunConfig().replace(**ONSET, steer_direction="wrong_pairs", steer_share=share, steer_write="smallest")
     model, before = one_step(config)
-    identity = steer.identity_direction(model)
-    sham = steer.wrong_pairs_direction(model, identity)
+    identity = qk_steering.identity_direction(model)
+    sham = qk_steering.wrong_pairs_direction(model, identity)
     free, size = component(model, before, identity)
     target = share * push_size(model, before, config)
-    steer.steer(model, config, before)
+    qk_steering.steer(model, config, before)
     assert component(model, before, identity)[0] == pytest.approx(free, abs=1e-6 * size)
     assert component(model, before, sham)[0] == pytest.approx(target, abs=1e-6 * size)
 
@@ -208,22 +208,22 @@ def test_the_wrong_pairs_sham_sets_its_own_component_and_leaves_the_identity_com
 def test_the_triggered_window_follows_the_recorded_eval():
     config = RunConfig().replace(steer_trigger=0.95, steer_window=100)
     counters = {}
-    assert steer.window(config, counters) is None and not steer.due(config, 5, counters)
-    assert not steer.pending(config, counters, 5)  # a trigger not reached leaves nothing pending
-    steer.record_trigger(config, counters, {"step": 1001, "m5_l1_value_prev_token": 0.949})
+    assert qk_steering.window(config, counters) is None and not qk_steering.due(config, 5, counters)
+    assert not qk_steering.pending(config, counters, 5)  # a trigger not reached leaves nothing pending
+    qk_steering.record_trigger(config, counters, {"step": 1001, "m5_l1_value_prev_token": 0.949})
     assert counters == {}
-    steer.record_trigger(config, counters, {"step": 1101, "m5_l1_value_prev_token": 0.95})
-    steer.record_trigger(config, counters, {"step": 1201, "m5_l1_value_prev_token": 1.0})  # the first one stays
-    assert counters == {"steer_started_after": 1101} and steer.window(config, counters) == (1102, 1201)
-    assert [steer.due(config, s, counters) for s in (1101, 1102, 1201, 1202)] == [False, True, True, False]
-    assert steer.pending(config, counters, 1201) and not steer.pending(config, counters, 1202)
-    assert steer.window(config.replace(steps=1150), counters) == (1102, 1150)  # a window ends with the run
+    qk_steering.record_trigger(config, counters, {"step": 1101, "m5_l1_value_prev_token": 0.95})
+    qk_steering.record_trigger(config, counters, {"step": 1201, "m5_l1_value_prev_token": 1.0})  # the first one stays
+    assert counters == {"steer_started_after": 1101} and qk_steering.window(config, counters) == (1102, 1201)
+    assert [qk_steering.due(config, s, counters) for s in (1101, 1102, 1201, 1202)] == [False, True, True, False]
+    assert qk_steering.pending(config, counters, 1201) and not qk_steering.pending(config, counters, 1202)
+    assert qk_steering.window(config.replace(steps=1150), counters) == (1102, 1150)  # a window ends with the run
     twin = config.replace(steer_direction="none")
-    assert not steer.due(twin, 1102, counters) and steer.pending(twin, counters, 1201)  # nothing steered, waits
+    assert not qk_steering.due(twin, 1102, counters) and qk_steering.pending(twin, counters, 1201)  # nothing steered, waits
     nan = {}
-    steer.record_trigger(config, nan, {"step": 1, "m5_l1_value_prev_token": float("nan")})
+    qk_steering.record_trigger(config, nan, {"step": 1, "m5_l1_value_prev_token": float("nan")})
     assert nan == {}  # a model without the circuit never triggers
-    assert steer.final_fields(config, {}) == {"steer_started_after": None} and steer.final_fields(RunConfig(), {}) == {}
+    assert qk_steering.final_fields(config, {}) == {"steer_started_after": None} and qk_steering.final_fields(RunConfig(), {}) == {}
 
 
 def _forced_m5(monkeypatch, from_step: int):
@@ -240,7 +240,7 @@ def _steered_steps(monkeypatch) -> list:
     calls, real = [], training.Steering.on_gradient
 
     def on_gradient(self, model, step, counters):
-        if steer.due(self.config, step, counters):
+        if qk_steering.due(self.config, step, counters):
             calls.append(step)
         return real(self, model, step, counters)
     monkeypatch.setattr(training.Steering, "on_gradient", on_gradient)
@@ -360,23 +360,23 @@ def test_the_hold_write_holds_each_row_contrast_of_its_pairing_whatever_moved_it
     config = RunConfig().replace(**ONSET, steer_direction=direction, steer_write="hold")
     model, before = one_step(config)
     n = before.copies.shape[0]
-    held, other = steer.hold_pairing(config, n), steer.hold_pairing(
+    held, other = qk_steering.hold_pairing(config, n), qk_steering.hold_pairing(
         config.replace(steer_direction="identity" if direction == "wrong_pairs" else "wrong_pairs"), n)
 
     def rows(pairing, qk, copies):
-        return torch.einsum("ij,vij->v", qk, steer.row_contrast_matrices(copies, pairing))
+        return torch.einsum("ij,vij->v", qk, qk_steering.row_contrast_matrices(copies, pairing))
 
-    copies_now = steer.variable_copies(model).detach().double()
+    copies_now = qk_steering.variable_copies(model).detach().double()
     assert not torch.allclose(copies_now, before.copies)  # the copies moved with the step
     then = rows(held, before.qk, before.copies)
-    assert (rows(held, steer.qk2(model), copies_now) - then).abs().max() > 1e-6  # the step moved the contrasts
+    assert (rows(held, qk_steering.qk2(model), copies_now) - then).abs().max() > 1e-6  # the step moved the contrasts
     w_k = model.blocks[1].attn.W_K[0].detach().clone()
-    steer.steer(model, config, before)
-    assert torch.allclose(rows(held, steer.qk2(model), copies_now), then, atol=1e-7, rtol=0)
-    assert not torch.allclose(rows(other, steer.qk2(model), copies_now), rows(other, before.qk, before.copies),
+    qk_steering.steer(model, config, before)
+    assert torch.allclose(rows(held, qk_steering.qk2(model), copies_now), then, atol=1e-7, rtol=0)
+    assert not torch.allclose(rows(other, qk_steering.qk2(model), copies_now), rows(other, before.qk, before.copies),
                               atol=1e-7)
     assert torch.equal(model.blocks[1].attn.W_K[0].detach(), w_k)
-    assert torch.equal(steer.variable_copies(model).detach().double(), copies_now)  # layer 1 left alone
+    assert torch.equal(qk_steering.variable_copies(model).detach().double(), copies_now)  # layer 1 left alone
 
 
 def test_the_hold_write_is_refused_with_a_share_or_another_direction():

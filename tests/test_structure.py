@@ -61,7 +61,7 @@ def test_no_import_cycles():
 
 
 def test_the_walker_sees_function_level_imports(tmp_path):
-    assert "assignadd_core.experiments.training" in imports_of(PACKAGE / "experiments" / "runs.py")  # in train_or_load
+    assert "assignadd_core.experiments.training" in imports_of(PACKAGE / "experiments" / "named_runs.py")  # in train_or_load
     assert "assignadd_core.core.run_folder" in imports_of(PACKAGE / "core" / "trainer.py")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assignadd_core.experiments import generality
+from assignadd_core.experiments import generality_runs
 from assignadd_core.rules import paper
 from assignadd_core.rules import study
 from assignadd_core.experiments.sweep import grid
@@ -23,9 +23,9 @@ def test_the_code_reads_the_paper_profile():
 
 def test_the_generality_plan_reads_its_profile():
     g = study.profile("generality")
-    assert generality.STEPS == g["steps"] and generality.SEEDS == tuple(g["seeds"])
-    assert set(generality.SHAPES) == set(g["shapes"])
-    assert generality.shape_config("layers3_heads2", 42).model.mlp_layers == (2,)
+    assert generality_runs.STEPS == g["steps"] and generality_runs.SEEDS == tuple(g["seeds"])
+    assert set(generality_runs.SHAPES) == set(g["shapes"])
+    assert generality_runs.shape_config("layers3_heads2", 42).model.mlp_layers == (2,)
     assert grid.SWEEPS["r_sweep_vars24"].base["task.n_vars"] == g["coverage_sweep"]["n_vars"]
 
 

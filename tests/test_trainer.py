@@ -18,7 +18,7 @@ from assignadd_core.core.evaluation import evaluate
 from assignadd_core.measure.measures import MEASURE_NAMES
 from assignadd_core.core.model import initial_model
 from assignadd_core.core.run_folder import Run
-from assignadd_core.experiments.runs import train_or_load
+from assignadd_core.experiments.named_runs import train_or_load
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 EVAL_STEPS = [1, 11, 21, 30]  # steps 1, 1 + eval_every, ... and the last of 30

@@ -49,7 +49,7 @@ def token_maps(model: AssignAddTransformer, layer: int | str, queries: torch.Ten
     (token ids); OV rows read "what attending to token q writes, seen along token k's embedding". `layer`: a role
     ("copy", "lookup") or a block index (its head that plays a role there, `roles.block_head`)."""
     if isinstance(layer, str):
-        layer, head = roles.layer(model, layer), roles.head(model, layer)
+        layer, head = roles.block(model, layer), roles.head(model, layer)
     else:
         head = roles.block_head(model, layer)
     e_q, e_k = model.W_E[queries], model.W_E[keys]

@@ -197,7 +197,7 @@ def _circuit_maps(model, step):
     from .circuits import attention_patterns, example_batch
     from ..measure.measures import variable_qk_map
     qk = variable_qk_map(model)
-    pattern = attention_patterns(model, example_batch(model.config.task)[3:4].tokens)[0, roles.copy_layer(model)]
+    pattern = attention_patterns(model, example_batch(model.config.task)[3:4].tokens)[0, roles.copy_block(model)]
     return {**{f"qk_{i}_{j}": float(qk[i, j]) for i in range(qk.shape[0]) for j in range(qk.shape[1])},
             **{f"l1_{q}_{k}": float(pattern[q, k]) for q in range(pattern.shape[0]) for k in range(pattern.shape[1])}}
 

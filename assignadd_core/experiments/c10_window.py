@@ -27,6 +27,7 @@ from ..rules import verdicts
 from ..analysis.steering import first_composed
 from ..core.config import RunConfig
 from ..core.run_folder import DEFAULT_ROOT, Run
+from ..rules.stats import mcnemar_exact, t_interval
 from ..rules.study import current
 
 _WINDOW = current()["c10"]["window"]  # the study profile's seeds and length of this reading
@@ -153,18 +154,10 @@ def study_metrics(root: Path | None = None) -> dict[int, pd.DataFrame]:
 
 
 def over_seeds(values) -> dict:
-    """Mean, 95 % t-interval and the exact two-sided sign test (how many of n are above 0) of per-seed values."""
-    from scipy import stats
+    """Mean, 95 % t-interval (`stats.t_interval`) and the exact two-sided sign test (how many of n are above 0:
+    `stats.mcnemar_exact`, the same binomial test) of per-seed values."""
     v = np.asarray([x for x in values if np.isfinite(x)], dtype=np.float64)
-    n = int(v.size)
-    if n == 0:
-        return {"n": 0, "mean": float("nan"), "low": float("nan"), "high": float("nan"), "above": 0, "sign_p": 1.0}
-    mean = float(v.mean())
-    if n >= 2:
-        half = float(stats.t.ppf(0.975, n - 1) * v.std(ddof=1) / np.sqrt(n))
-        low, high = mean - half, mean + half
-    else:
-        low = high = float("nan")
+    mean, low, high = t_interval(v)
     above = int((v > 0).sum())
-    return {"n": n, "mean": mean, "low": low, "high": high, "above": above,
-            "sign_p": float(stats.binomtest(above, n, 0.5).pvalue)}
+    return {"n": int(v.size), "mean": mean, "low": low, "high": high, "above": above,
+            "sign_p": mcnemar_exact(above, int(v.size) - above)}

@@ -144,7 +144,7 @@ def rescue(arm: str, source: Run, root: Path | None = None, train_missing: bool 
     A stage is finished when its `final.json` is there for its config: the committed branches keep their metrics,
     not their weights. `root`: the folder of the branches (default: `rescue/` in the runs folder)."""
     from ..core.run_folder import current_root
-    from .runs import train_or_load
+    from .named_runs import train_or_load
     root = Path(root) if root is not None else current_root() / "rescue"
     runs, parent = [], source
     for name, config, edit in arm_stages(arm, source):

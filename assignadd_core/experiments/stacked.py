@@ -31,7 +31,7 @@ from torch import nn
 from torch.func import functional_call, vmap
 from tqdm.auto import tqdm
 
-from . import steer, training
+from . import qk_steering, training
 from ..analysis.quantities import LOGGED
 from ..core import trainer
 from ..core.config import ConfigError, RunConfig
@@ -159,8 +159,8 @@ class _PerRun:
             if config.train.grad_noise > 0:
                 add_relative_noise([w.grad[k] for w in self.stack.weights], config.train.grad_noise,
                                    noise_generator(config, step))
-            if steer.due(config, step, self.counters[k]):
-                before[k] = steer.snapshot(self._view(k))
+            if qk_steering.due(config, step, self.counters[k]):
+                before[k] = qk_steering.snapshot(self._view(k))
         return before
 
     def after_update(self, step: int, before: dict) -> None:
@@ -169,7 +169,7 @@ class _PerRun:
             if steered or nudged:
                 model = self._view(k)
                 if steered:
-                    steer.steer(model, config, before[k])
+                    qk_steering.steer(model, config, before[k])
                 if nudged:
                     nudge(model, config)
                 self._write_back(k)

@@ -22,7 +22,7 @@ from ..core import trainer
 from ..core.config import COMPILE_CHOICES, COMPOSED_LEVEL, ConfigError, RunConfig
 from ..core.loss import at_least_fp32, autocast_context
 from ..core.run_folder import Run
-from . import steer
+from . import qk_steering
 from .perturb import add_gradient_noise, nudge, nudge_due
 
 METRIC_COLUMNS = LOGGED.metric_columns()
@@ -58,24 +58,24 @@ class Steering(trainer.Plugin):
         self.config, self.before = config, None
 
     def restore(self, state):
-        return steer.saved_counters(self.config, state)  # a triggered window's start (None: not reached yet)
+        return qk_steering.saved_counters(self.config, state)  # a triggered window's start (None: not reached yet)
 
     def on_gradient(self, model, step, counters):
-        self.before = steer.snapshot(model) if steer.due(self.config, step, counters) else None
+        self.before = qk_steering.snapshot(model) if qk_steering.due(self.config, step, counters) else None
 
     def after_update(self, model, step, counters):
         if self.before is not None:
-            steer.steer(model, self.config, self.before)
+            qk_steering.steer(model, self.config, self.before)
             self.before = None
 
     def at_eval(self, row, counters):
-        steer.record_trigger(self.config, counters, row)
+        qk_steering.record_trigger(self.config, counters, row)
 
     def holds_back(self, counters, step):
-        return steer.pending(self.config, counters, step)
+        return qk_steering.pending(self.config, counters, step)
 
     def final_fields(self, counters, last_step):
-        return steer.final_fields(self.config, counters)
+        return qk_steering.final_fields(self.config, counters)
 
 
 def composed_row(row: dict) -> bool:

@@ -25,7 +25,7 @@ def model_config(of: Any) -> ModelConfig:
     return getattr(of, "model", of)
 
 
-def layer(of: Any, role: str) -> int:
+def block(of: Any, role: str) -> int:
     """The block (0-based) that plays `role` in a model / config; an error where the shape has no such block."""
     block = model_config(of).role_block(role)
     if block is None:
@@ -33,16 +33,16 @@ def layer(of: Any, role: str) -> int:
     return block
 
 
-def copy_layer(of: Any) -> int:
-    return layer(of, COPY)
+def copy_block(of: Any) -> int:
+    return block(of, COPY)
 
 
-def lookup_layer(of: Any) -> int:
-    return layer(of, LOOKUP)
+def lookup_block(of: Any) -> int:
+    return block(of, LOOKUP)
 
 
-def mlp_layer(of: Any) -> int:
-    return layer(of, MLP)
+def mlp_block(of: Any) -> int:
+    return block(of, MLP)
 
 
 def head(of: Any, role: str) -> int:
@@ -68,29 +68,29 @@ def act_name(name: str, block: int) -> str:
 
 def hook(of: Any, name: str, role: str) -> str:
     """The hook name of activation `name` in the block that plays `role`, e.g. hook(model, "pattern", "copy")."""
-    return act_name(name, layer(of, role))
+    return act_name(name, block(of, role))
 
 
 def attention(model, role: str):
     """The attention module of the block that plays `role` (its weights carry a leading head axis)."""
-    return model.blocks[layer(model, role)].attn
+    return model.blocks[block(model, role)].attn
 
 
 def addition_mlp(model):
     """The MLP module that plays the addition."""
-    return model.blocks[mlp_layer(model)].mlp
+    return model.blocks[mlp_block(model)].mlp
 
 
 def qk(model, role: str):
     """W_Q W_Kᵀ of the role's head, a FactoredMatrix [d_model, d_model] (no 1/sqrt(d_head) scale)."""
-    return model.QK[layer(model, role), head(model, role)]
+    return model.QK[block(model, role), head(model, role)]
 
 
 def ov(model, role: str):
     """W_V W_O of the role's head, a FactoredMatrix [d_model, d_model]: what attending to x writes."""
-    return model.OV[layer(model, role), head(model, role)]
+    return model.OV[block(model, role), head(model, role)]
 
 
 def bilinear(model, role: str):
     """The role head's attention score as a bilinear form [d_model, d_model] (scale included)."""
-    return model.attention_bilinear(layer(model, role), head(model, role))
+    return model.attention_bilinear(block(model, role), head(model, role))

@@ -203,7 +203,7 @@ def chapter_run(P: SimpleNamespace, analysis_only: bool = True):
     import torch
 
     from ..core.config import RunConfig
-    from ..experiments.runs import train_or_load
+    from ..experiments.named_runs import train_or_load
     config = RunConfig().replace(seed=P.seed, steps=P.steps, **P.overrides)
     run = train_or_load(config, name=P.run, device=P.device)
     if analysis_only:

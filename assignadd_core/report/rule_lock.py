@@ -14,7 +14,7 @@ import json
 from datetime import date
 from pathlib import Path
 
-from ..experiments import generality as shapes
+from ..experiments import generality_runs as shapes
 from ..rules import paper, stats, verdicts
 from ..experiments import per_seed
 from ..analysis import composition, generality, odds, phases, reliability, steering, thresholds
@@ -30,7 +30,7 @@ DETECTOR_LEVELS = (phases, ("ADDITION_LEVEL", "VARIABLE_LOW", "JUMP_MIN_RISE", "
 # A final-model claim (C4-C7) read over the composed seeds: each seed's deciding numbers and its rule (`per_seed`).
 FINAL_MODEL = (per_seed.composed_runs, per_seed.seed_claims, per_seed.numbers, per_seed.rule, per_seed.values_of,
                verdicts.composed, verdicts._fails, *OVER_SEEDS)
-# G1-G3 are read together, shape by shape (`generality.shape_readings`): each is locked with all it reads.
+# G1-G3 are read together, shape by shape (`generality_runs.shape_readings`): each is locked with all it reads.
 SHAPE_READINGS = ((shapes.shape_readings, verdicts.g1_phases, verdicts.c1_seed, verdicts.shows_three_phases,
                    verdicts.g2_seed, verdicts.c7_fourier, verdicts.composed, verdicts._fails, verdicts._fmt,
                    *OVER_SEEDS, *DETECTOR),

@@ -16,7 +16,7 @@ study profiles that name the runs) and display (plots, names). A rule's own read
 keeps, which column it reads, its statistics, its levels and the paper's values it compares with) is inside, with
 the text its verdict carries. Names that cannot move a verdict inside the followed modules are listed in `OUTSIDE`.
 A function that dispatches on the claim (`if claim == "C4":`) is followed along the claim's own branch; one that
-reads several claims at once (`generality.shape_readings`: G1-G3) is locked with all it reads, for each of them.
+reads several claims at once (`generality_runs.shape_readings`: G1-G3) is locked with all it reads, for each of them.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import types
 
 from ..experiments import per_seed
 from ..rules import stats, verdicts
-from ..experiments import generality as shapes
+from ..experiments import generality_runs as shapes
 from ..analysis import composition, generality, odds, phases, reliability, steering, thresholds
 
 PACKAGE = __package__.rpartition(".")[0]  # the package (this module sits in its report/)
@@ -38,7 +38,7 @@ PACKAGE = __package__.rpartition(".")[0]  # the package (this module sits in its
 BOUNDARY = {
     "training": ("core.model", "core.data", "core.trainer", "experiments.training", "core.config"),
     "measurement": ("analysis.quantities", "measure.measures", "measure.roles", "core.evaluation"),
-    "records": ("analysis.series", "core.run_folder", "experiments.runs", "core.checkpoint", "rules.study", "experiments.sweep"),
+    "records": ("analysis.series", "core.run_folder", "experiments.named_runs", "core.checkpoint", "rules.study", "experiments.sweep"),
     "display": ("report.names", "report.plots", "report.present"),
 }
 # Single names inside the followed modules that cannot move a verdict, and why.
@@ -51,7 +51,7 @@ OUTSIDE = {
 }
 
 # Where each verdict is computed: its verdict functions and the functions that compute their inputs from measured
-# numbers (the chapters' calls; `per_seed` for C2-C7, `generality.shape_readings` for G1-G3).
+# numbers (the chapters' calls; `per_seed` for C2-C7, `generality_runs.shape_readings` for G1-G3).
 FINAL_MODEL = (per_seed.composed_runs, per_seed.seed_claims, per_seed.numbers, per_seed.rule, verdicts.over_seeds)
 READS = {
     "C1": (verdicts.composed, verdicts.c1_seed, verdicts.over_seeds, phases.detect_phases),  # chapter 2
