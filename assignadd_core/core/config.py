@@ -31,6 +31,18 @@ def _real(value: Any) -> float:
 TWO_VAR_RULES = ("paper_rows", "ablation_share_only")
 # How the training step runs (not a setting of the run: it never enters the config or its hash)
 COMPILE_CHOICES = ("auto", "on", "off")
+
+
+def add_mod(a, b, n):
+    """(a + b) mod n for operands in 0..n-1, branch-free on integer arrays."""
+    total = a + b
+    total -= (total >= n) * n
+    return total
+
+
+# The task's operation on the operand values (integer arrays, the modulus): "add" is the paper's task. A new
+# operation is registered here, from anywhere, before a config naming it is built (`TaskConfig.operation`).
+OPERATIONS = {"add": add_mod}
 COMPOSED_LEVEL = 0.9  # a run has learned variable assignment once its 1-var train accuracy reaches this
 # What a steering changes (`steer`): the identity direction, the sham that pairs the wrong variables, the random sham
 # (stored as steer_sham), or nothing (the twin of a triggered steering).
@@ -40,7 +52,8 @@ STEER_WRITES = ("exact", "smallest", "hold")  # how a steering's change is writt
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """The assign-and-add task (book/protocol.md: the task, what is held out, the mix)."""
+    """The assign-and-add task (book/protocol.md: the task, what is held out, the mix); `operation` may name another
+    operation on the operand values (the same sequences, another answer)."""
 
     modulus: int = 59  # N: numbers 0..N-1, answer (lhs + rhs) mod N
     n_vars: int = 12  # variables a, b, c, ...
@@ -56,8 +69,12 @@ class TaskConfig:
     split_seed: int = 42  # draws the train/held-out operand pairs
     eval_seed: int = 1234  # draws the fixed evaluation pools and the exact sets' prefixes
     pool_size: int = 2000  # sequences per evaluation pool
+    operation: str = "add"  # the answer's operation on the operand values (`OPERATIONS`)
 
     def __post_init__(self) -> None:
+        _require(self.operation in OPERATIONS,
+                 f"operation must be one of {', '.join(OPERATIONS)} (registered in config.OPERATIONS), got"
+                 f" {self.operation!r}")
         _require(isinstance(self.modulus, int) and self.modulus >= 2,
                  f"modulus must be an integer >= 2, got {self.modulus!r}")
         _require(isinstance(self.n_vars, int) and 2 <= self.n_vars <= 26,
@@ -425,7 +442,7 @@ class RunConfig:
 
 
 # Fields added after runs were committed, with the default that reproduces those runs.
-ADDED_LATER = {("train", "init_seed"): None, ("train", "data_seed"): None, ("model", "n_layers"): 2,
+ADDED_LATER = {("task", "operation"): "add", ("train", "init_seed"): None, ("train", "data_seed"): None, ("model", "n_layers"): 2,
                ("model", "n_heads"): 1, ("model", "mlp_layers"): (1,), ("train", "jitter"): 0.0,
                ("train", "jitter_step"): 0, ("train", "grad_noise"): 0.0, ("train", "perturb_seed"): 0,
                ("train", "stop_when_composed"): 0, ("train", "steer_from"): 0, ("train", "steer_to"): 0,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from .config import ConfigError, TaskConfig
+from .config import OPERATIONS, ConfigError, TaskConfig
 
 # Query types. 1-var comes in two flavours: the variable on the left or on the right.
 ZERO_VAR, ONE_VAR_LEFT, ONE_VAR_RIGHT, TWO_VAR = 0, 1, 2, 3
@@ -481,8 +481,7 @@ def build_sequences(task: TaskConfig, lhs_val, rhs_val, lhs_var, rhs_var, gen: t
     tokens[:, prefix + 1] = _select(has_l, lvar + layout.var0, lv)
     tokens[:, prefix + 2] = _select(has_r, rvar + layout.var0, rv)
     tokens[:, prefix + 3] = layout.eq
-    answers = lv + rv
-    answers -= (answers >= task.modulus) * task.modulus
+    answers = OPERATIONS[task.operation](lv, rv, task.modulus)
     tokens, answers = torch.from_numpy(tokens), torch.from_numpy(answers)
     tokens, answers = (tokens, answers.to(tokens.dtype)) if compact else (tokens.long(), answers)
     return Batch(tokens=tokens, answers=answers, lhs_val=lhs_val, rhs_val=rhs_val, lhs_var=lhs_var, rhs_var=rhs_var,
