@@ -409,6 +409,7 @@ def cmd_power(args) -> int:
 
     from .analysis import power
     from .experiments.sweep.grid import R_ADDED_VALUES, R_GRID
+    from .analysis.sweep_records import finished
     from .experiments.sweep.store import sweeps_dir
     if args.sims < 10:
         raise ConfigError(f"--sims must be at least 10, got {args.sims}")
@@ -416,7 +417,7 @@ def cmd_power(args) -> int:
     if not results.is_file():
         raise ConfigError(f"no results of the r sweep at {results}: the power calculation reads its runs")
     table = pd.read_csv(results)
-    done = table[table["status"] == "done"]
+    done = finished(table)
 
     def metrics_of(key):
         path = sweeps_dir() / "r_sweep" / f"{key}.csv"

@@ -14,6 +14,7 @@ import pandas as pd
 from ..rules.stats import Rate, fisher, mcnemar_exact, rate as count  # noqa: F401  (the chapters read them here)
 from ..rules.verdicts import composed
 from .phases import detect_phases
+from .sweep_records import finished
 
 FISHER_LEVEL = 0.05
 
@@ -25,7 +26,7 @@ def study_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.D
     columns = ["key", "data", "init", "one_var_train", "composed", "composition", "jump"]
     extra = [c for c in REPLICATE_FIELDS if c in records]  # a design with replicates: the mode, the perturbation
     rows = []
-    done = records[records["status"] == "done"] if "status" in records else records  # no records: no columns either
+    done = finished(records)  # no records: no columns either
     for record in done.to_dict("records"):
         init = record.get("init_seed")
         init = int(record["seed"]) if init is None or pd.isna(init) else int(init)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..rules.verdicts import LEARNED_LEVEL
+from .sweep_records import finished
 
 ARMS = ("twin", "steered", "sham")
 
@@ -35,7 +36,7 @@ def first_composed(metrics: pd.DataFrame | None) -> int | None:
 def arms_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per finished run: seed, arm, first composed step, whether it ended composed, steps trained."""
     rows = []
-    for record in records[records["status"] == "done"].to_dict("records"):
+    for record in finished(records).to_dict("records"):
         rows.append({"seed": int(record["seed"]), "arm": arm(record), "key": record["key"],
                      "first_composed": first_composed(metrics.get(record["key"])),
                      "ended_composed": bool(record["1var_train"] >= LEARNED_LEVEL), "steps": int(record["steps"])})
@@ -143,7 +144,7 @@ def onset_cells(records: pd.DataFrame, metrics: dict[str, pd.DataFrame], cells, 
     """Per planned cell (init, data), its arms' readings in the form `verdicts.c10_onset` reads: {"cell", "twin",
     "removal", "sham"} for the necessity sweep; with the push `shares`, {"cell", "twin", "push": {share: reading},
     "sham": {share: reading}} for the sufficiency sweep. An arm that has not finished yet reads None."""
-    done = records[records["status"] == "done"].to_dict("records") if len(records) else []
+    done = finished(records).to_dict("records")
     by_cell: dict[tuple, dict] = {}
     for record in done:
         if record["key"] not in metrics:

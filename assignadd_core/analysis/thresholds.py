@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..rules.verdicts import composed
+from .sweep_records import DONE, finished
 
 
 @dataclass(frozen=True)
@@ -168,10 +169,10 @@ def verdict(complete: bool, found: Crossing, paper: float, close: float = 0.1, n
 
 def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> dict:
     """Both estimates and the verdict from a `sweep.grid_status` frame (pending points are left out)."""
-    done = status[status["status"] == "done"]
-    finished = status[status["status"].isin(["done", "failed"])]
+    done = finished(status)
+    ended = status[status["status"].isin([DONE, "failed"])]  # done, or a config that cannot exist
     n_values = status[field].nunique()
-    per_seed = finished.groupby("seed")[field].nunique()
+    per_seed = ended.groupby("seed")[field].nunique()
     complete = bool(len(per_seed)) and int(per_seed.max()) == n_values
     found = crossing(done[field], done["value"], level)
     earlier = reached_earlier(done[field], done["value"], found)
@@ -180,7 +181,7 @@ def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> d
         fit = dataclasses.replace(fit, interval=bootstrap_midpoint(done[field], done["value"]))
     return {"field": field, "paper": paper, "level": level, "n_values": n_values,
             "n_finished": int(per_seed.max()) if len(per_seed) else 0, "complete": complete,
-            "runs_finished": len(finished), "runs_planned": len(status),
+            "runs_finished": len(ended), "runs_planned": len(status),
             "seeds": sorted(int(s) for s in done["seed"].unique()), "crossing": found, "fit": fit,
             "reached_earlier": earlier, "verdict": verdict(complete, found, paper, earlier=earlier)}
 
@@ -383,6 +384,6 @@ def c9_runs(frames) -> tuple:
     is the unit; the power calculation simulated this layout), and {device: seeds} of those runs. `frames`: sweep
     results frames (`sweep.results_frame`, or the results CSVs), each with a `device` column."""
     import pandas as pd
-    rows = pd.concat([frame[frame["status"] == "done"] for frame in frames], ignore_index=True)
+    rows = pd.concat([finished(frame) for frame in frames], ignore_index=True)
     devices = {str(device): sorted(int(s) for s in group["seed"].unique()) for device, group in rows.groupby("device")}
     return rows, devices

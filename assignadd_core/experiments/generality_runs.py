@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from ..analysis import sweep_records
 from ..core.config import ConfigError, RunConfig
 from ..core.run_folder import DEFAULT_ROOT
 from ..rules.study import profile, run_name
@@ -164,7 +165,7 @@ def composition_count(sweep_csv) -> tuple[int, int]:
     if not Path(sweep_csv).is_file():
         return 0, 0
     table = pd.read_csv(sweep_csv)
-    done = table[table["status"] == "done"]
+    done = sweep_records.finished(table)
     return sum(verdicts.composed(float(value)) for value in done["1var_train"]), int(len(done))
 
 
@@ -175,6 +176,6 @@ def coverage_pairs(vars24_csv, vars12_csv) -> list[dict]:
     if not (Path(vars24_csv).is_file() and Path(vars12_csv).is_file()):
         return []
     rows = [pd.read_csv(path) for path in (vars24_csv, vars12_csv)]
-    done = [table[table["status"] == "done"].to_dict(orient="records") for table in rows]
+    done = [sweep_records.finished(table).to_dict(orient="records") for table in rows]
     from ..analysis.generality import paired_differences
     return paired_differences(*done)

@@ -335,11 +335,12 @@ def sweep_timing_rows(sweeps_root: Path) -> list[str]:
     """One row per sweep results file: its finished runs' wall time in all and per run."""
     import statistics
 
+    from ..analysis.sweep_records import is_finished
     from ..experiments.sweep import latest_records
 
     rows = []
     for path in sorted(sweeps_root.glob("*.jsonl")):
-        done = [r for r in latest_records(path).values() if r.get("status") == "done"]
+        done = [r for r in latest_records(path).values() if is_finished(r)]
         if not done:
             continue
         minutes = [r["wall_time_s"] / 60 for r in done]

@@ -19,6 +19,7 @@ import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
 from . import palette
+from ..analysis.sweep_records import DONE, finished
 from ..book_mime import PLOTLY_MIME
 from ..core.data import POOL_NAMES, VAR_RESTRICTED
 from .names import MEASURE_LABELS, POOL_LABELS, label  # noqa: F401  (the chapters' names: plots.POOL_LABELS)
@@ -297,10 +298,10 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
 
     fig = go.Figure()
     for i, (seed, rows) in enumerate(status.sort_values(field).groupby("seed")):
-        y = rows["value"].where(rows["status"] == "done")  # NaN breaks the line: gaps stay gaps
+        y = rows["value"].where(rows["status"] == DONE)  # NaN breaks the line: gaps stay gaps
         fig.add_trace(go.Scatter(x=rows[field], y=y, mode="lines+markers", name=f"seed {seed}",
                                  connectgaps=False, line={"color": identity(i)}))
-    done = status[status["status"] == "done"]
+    done = finished(status)
     if done["seed"].nunique() > 1:  # the curve the crossing is read from
         values, means = mean_curve(done[field], done["value"])
         fig.add_trace(go.Scatter(x=values, y=means, mode="lines", name="mean over seeds",

@@ -17,7 +17,11 @@ from pathlib import Path
 from ..experiments import generality_runs as shapes
 from ..rules import paper, stats, verdicts
 from ..experiments import per_seed
-from ..analysis import composition, generality, odds, phases, reliability, steering, thresholds
+from ..analysis import composition, generality, odds, phases, reliability, steering, sweep_records, thresholds
+
+# The one filter of a sweep's finished points, and its status (C9, C10, G4, G5 and R2 read their sweeps through it).
+FINISHED = (sweep_records.finished,)
+FINISHED_LEVEL = (sweep_records, ("DONE",))
 
 LOCK_PATH = Path(__file__).with_name("rules.lock.json")
 
@@ -61,21 +65,21 @@ PARTS = {
     "C9": ((verdicts.c9_threshold, verdicts._seed_span, verdicts.censored_median, verdicts.seed_crossing,
             verdicts.SeedCrossing, verdicts.median_bracket, verdicts.composed, thresholds.seed_crossings,
             thresholds.logistic_threshold, thresholds._midpoint, thresholds.firth_logistic, thresholds.c9_runs,
-            thresholds.composed_runs),
+            thresholds.composed_runs, *FINISHED),
            (verdicts, ("THRESHOLD_LEVEL", "THRESHOLD_CLOSE", "C9_INCONCLUSIVE_WIDTH", "C9_RESAMPLES", "LEARNED_LEVEL")),
-           (paper, ("R_THRESHOLD",))),
+           (paper, ("R_THRESHOLD",)), FINISHED_LEVEL),
     # the rule in force (c10_onset on the onset sweeps' cells) and, while the chapter records C10 from them, the
     # rule of 2026-12-03 (c10_causal) and its inputs
     "C10": ((verdicts.c10_onset, verdicts.c10_necessity, verdicts.c10_sufficiency, verdicts._composed_later,
              verdicts._fails, verdicts._when, stats.sign_test_greater, steering.onset_cells, steering.hold_cells,
              steering.onset_reading, steering.time_to_compose, steering.onset_arm,
              verdicts.c10_causal, steering.arms_table, steering.arm, steering.first_composed, steering.removal_inputs,
-             steering.addition_inputs, steering._step),
+             steering.addition_inputs, steering._step, *FINISHED),
             (verdicts, ("C10_TRIGGER", "C10_WINDOW", "C10_PUSH_SHARES", "C10_NECESSITY_CELLS", "C10_PUSH_CELLS",
                         "C10_HOLD", "C10_BUDGET", "C10_COPY_MARGIN", "C10_ONSET_P", "C10_MIN_CELLS",
                         "C10_MIN_PUSH_CELLS",
                         "C10_IDENTITY_LOW", "LEARNED_LEVEL", "C10_REMOVE_TO", "C10_MIN_ARM")),
-            (steering, ("ARMS",))),
+            (steering, ("ARMS",)), FINISHED_LEVEL),
     "R1": ((verdicts.r1_rate, verdicts.rate_text, stats.Rate, stats.clopper_pearson, reliability.phase_steps,
             reliability.step_statistics, reliability.composition_rate, verdicts.composed, *DETECTOR),
            (verdicts, ("LEARNED_LEVEL",)), DETECTOR_LEVELS, (reliability, ("TRANSITIONS",))),
@@ -85,11 +89,11 @@ PARTS = {
            *SHAPE_READINGS[1:], (generality, ("M3", "M6"))),
     "G3": SHAPE_READINGS,
     "G4": ((verdicts.g4_pooled, verdicts.g4_rate, verdicts.shown_words, stats.fisher, stats.Rate, stats.clopper_pearson,
-            verdicts.rate_text, shapes.composition_count, verdicts.composed),
-           (verdicts, ("GENERAL_RATE_P", "LEARNED_LEVEL"))),
+            verdicts.rate_text, shapes.composition_count, verdicts.composed, *FINISHED),
+           (verdicts, ("GENERAL_RATE_P", "LEARNED_LEVEL")), FINISHED_LEVEL),
     "G5": ((verdicts.g5_coverage, generality.paired_differences, stats.t_interval, shapes.coverage_pairs,
-            verdicts.composed),
-           (verdicts, ("COVERAGE_PREDICTED_GAIN", "COVERAGE_NO_GAIN", "LEARNED_LEVEL"))),
+            verdicts.composed, *FINISHED),
+           (verdicts, ("COVERAGE_PREDICTED_GAIN", "COVERAGE_NO_GAIN", "LEARNED_LEVEL")), FINISHED_LEVEL),
     # every number of R2's record (chapter 4): the crossed design's tests and shares, the modes, the perturbations'
     # flips, the earlier studies (their table, the near-paper values, the old factorial) and the predictor
     "R2": ((verdicts.r2_replicated, verdicts.shown_words, verdicts.odds_answer, verdicts.basin_or_chaos,
@@ -101,10 +105,10 @@ PARTS = {
             composition.study_table, composition.outcome_changes, composition.factorial_answer,
             composition.factorial_by_initialization, composition.feature_table, composition.predictor_on_new_seeds,
             composition.auc, stats.rate, stats.Rate, stats.clopper_pearson, stats.fisher, stats.mcnemar_exact,
-            verdicts.composed, *DETECTOR),
+            verdicts.composed, *DETECTOR, *FINISHED),
            (verdicts, ("ODDS_LEVEL", "LEARNED_LEVEL", "R2_MIN_REPLICATES", "R2_CLAIMS", "ODDS_PARTS", "CHANCE")),
            (odds, ("KINDS", "PRIOR_SCALES", "SD_PRIOR_SCALE", "FIXED_PRIOR_SD", "RESIDUAL_VARIANCE")),
-           (composition, ("FISHER_LEVEL", "REPLICATE_FIELDS")), DETECTOR_LEVELS),
+           (composition, ("FISHER_LEVEL", "REPLICATE_FIELDS")), DETECTOR_LEVELS, FINISHED_LEVEL),
 }
 
 

@@ -7,6 +7,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ...analysis.sweep_records import is_finished
 from ...core.config import COMPILE_CHOICES, ConfigError, RunConfig
 from ...core.run_folder import Run
 from .executors import EXECUTORS, _local, _ray, check_ray_address
@@ -170,7 +171,7 @@ def annotate(sweep: Sweep, results_dir: Path | None = None, work_dir: Path | Non
     out = {"annotated": [], "no_weights": []}
     with driver_lock(sweep, results_dir):  # the driver is the only writer of the results file
         for key, record in latest_records(path).items():
-            if record.get("status") != "done" or "controls" in record:
+            if not is_finished(record) or "controls" in record:
                 continue
             run = Run(work / key)
             if not run.is_complete():

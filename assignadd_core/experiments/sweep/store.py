@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...analysis.sweep_records import finished
 from ...core.checkpoint import atomic_write_text
 from ...core.data import EXACT_NAMES, POOL_NAMES
 from ...core.locks import exclusive
@@ -134,7 +135,7 @@ def finished_metrics(sweep: Sweep, records: pd.DataFrame | None = None,
     here when not given); a running point's table is still being written, a failed one's may be missing."""
     records = results_frame(sweep, results_dir) if records is None else records
     folder = metrics_dir(sweep, results_dir)
-    done = records.loc[records["status"] == "done", "key"]
+    done = finished(records)["key"]
     return {key: pd.read_csv(folder / f"{key}.csv") for key in done if (folder / f"{key}.csv").is_file()}
 
 
@@ -148,7 +149,7 @@ def sweep_tables(sweep: Sweep, results_dir: Path | None = None) -> tuple[pd.Data
     """(grid status, finished runs) for the sweep's seeds and every seed present in its results."""
     results = results_frame(sweep, results_dir)
     seeds = sorted({*sweep.seeds, *(int(s) for s in (results["seed"] if len(results) else []))})
-    done = results[results["status"] == "done"] if len(results) else results
+    done = finished(results)
     return grid_status(sweep.with_seeds(seeds), results_dir), done
 
 
