@@ -391,11 +391,13 @@ def update_reproduce(path: Path = REPRODUCE) -> None:
 
 
 def update_front_page() -> None:
-    """The scoreboard and the hero figure of the intro page, and the README's "what reproduced" table, from the
-    committed claim records and the main run's metrics (`front_page`), and the README's list of what `runs/` holds
-    (`runs_table`)."""
-    from .front_page import HERO, README_TABLE, SCOREBOARD, TALLY, hero_html, readme_table, scoreboard, tally, update
-    parts = {TALLY: tally(), SCOREBOARD: scoreboard()}
+    """The circuit diagram, the tally, the scoreboard and the hero figure of the intro page, and the README's "what
+    reproduced" table, from the committed claim records and the main run's metrics (`front_page`, `diagram`), and the
+    README's list of what `runs/` holds (`runs_table`)."""
+    from .diagram import circuit_html
+    from .front_page import (CIRCUIT, HERO, README_TABLE, SCOREBOARD, TALLY, hero_html, readme_table, scoreboard, tally,
+                             update)
+    parts = {CIRCUIT: circuit_html(), TALLY: tally(), SCOREBOARD: scoreboard()}
     from .study import paper
     main_run = ROOT / "runs" / paper()["runs"]["main"]["name"] / "metrics.csv"
     if main_run.is_file():

@@ -213,12 +213,19 @@ def result_box(slug: str, root: Path | None = None) -> str | None:
     return '<div class="result-box">' + "".join(parts) + "</div>"
 
 
+def opens_with_key_results(cells) -> bool:
+    """Whether a chapter pastes its own key-results box (present.KEY_RESULTS) in a Markdown cell."""
+    from .present import KEY_RESULTS
+    return any(c.cell_type == "markdown" and f"{{glue}} {KEY_RESULTS}" in c.source for c in cells)
+
+
 def insert_result_box(notebook: Path, root: Path | None = None) -> bool:
-    """Put (or replace) the result box under the chapter's title; returns whether the chapter tests a claim."""
+    """Put (or replace) the result box under the chapter's title; returns whether it did: not for a chapter that
+    tests no claim, nor for one that opens with its own key-results box (which states the verdicts itself)."""
     import nbformat
     nb = nbformat.read(notebook, as_version=4)
     nb.cells = [c for c in nb.cells if RESULT_TAG not in c.metadata.get("tags", [])]
-    box = result_box(Path(notebook).stem, root)
+    box = None if opens_with_key_results(nb.cells) else result_box(Path(notebook).stem, root)
     if box is None:
         nbformat.write(nb, notebook)
         return False

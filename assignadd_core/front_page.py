@@ -1,7 +1,8 @@
-"""The results up front: the scoreboard (one line per claim: paper, ours, verdict, the authors' weights, chapter)
-and the hero figure (the three phases of the main run), written by the book build between markers in the intro
-page, and the short "what reproduced" table of the README. Each is a function of committed files (the claim
-records and the main run's metrics.csv), so a rebuild of unchanged inputs writes the same bytes."""
+"""The results up front: the circuit diagram (`diagram`), the tally with what each column of the scoreboard means, the
+scoreboard (one line per claim: paper, ours, verdict, the first rule's verdict, the authors' weights, chapter) and the
+hero figure (the three phases of the main run), written by the book build between markers in the intro page, and the
+short "what reproduced" table of the README. Each is a function of committed files (the claim records, the rule lock
+and the main run's metrics.csv), so a rebuild of unchanged inputs writes the same bytes."""
 from __future__ import annotations
 
 import html
@@ -16,6 +17,16 @@ SCOREBOARD = ("<!-- scoreboard:start -->", "<!-- scoreboard:end -->")
 HERO = ("<!-- hero:start -->", "<!-- hero:end -->")
 README_TABLE = ("<!-- reproduced:start -->", "<!-- reproduced:end -->")
 TALLY = ("<!-- tally:start -->", "<!-- tally:end -->")
+CIRCUIT = ("<!-- circuit:start -->", "<!-- circuit:end -->")
+# The scoreboard's columns (after the claim's name) and what each one holds: the header and the sentence that explains
+# it are written from this one list.
+COLUMNS = (("what the paper says", "the claim, short (the whole statement on hover)"),
+           ("paper", "the number the paper gives for it"),
+           ("ours", "the verdict of the claim's rule on our own runs, with the count that decided it"),
+           ("first rule", "the verdict the claim's first rule gave, before the rule was changed (— where it never"
+                          " changed; the claims chapter dates each change and says why)"),
+           ("authors' weights", "the same rule on the authors' released model (— where a final model cannot test it)"),
+           ("chapter", "where it is tested"))
 HERO_MAX_STEP = MAIN_STEPS.value  # the whole main run: the paper's refinement window (14,500-16,000) and ours both show
 
 
@@ -66,7 +77,14 @@ def tally(records: Path | None = None) -> str:
     theirs = paper[paper["authors_weights"].isin(list(VERDICT_COLORS))]
     passed = int((theirs["authors_weights"] == "reproduced").sum())
     return (f"Of the paper's {len(paper)} claims, tested on our own runs: {', '.join(parts)}; on the authors' released"
-            f" weights the same rules reproduce {passed} of the {len(theirs)} that a final model can test.")
+            f" weights the same rules reproduce {passed} of the {len(theirs)} that a final model can test.\n\n"
+            + columns_sentence())
+
+
+def columns_sentence() -> str:
+    """What each column of the scoreboard means, in one sentence, from COLUMNS."""
+    return ("One row per claim: " + "; ".join(f"*{name}*, {meaning}" for name, meaning in COLUMNS) + ". R1 and R2 are"
+            " this book's own findings, about questions the paper leaves open.")
 
 
 SCOREBOARD_CLASS = "scoreboard"  # the container's class: book.css lays the scoreboard's cards out on a phone
@@ -76,7 +94,7 @@ def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> s
     """A markdown table in a container of class SCOREBOARD_CLASS: claim, statement, paper, verdict, the same rule on
     the authors' weights, chapter."""
     rows = [f":::{{container}} {SCOREBOARD_CLASS}",
-            "| | what the paper says | paper | ours | first rule | authors' weights | chapter |",
+            "| | " + " | ".join(name for name, _ in COLUMNS) + " |",
             "|---|---|---|---|---|---|---|"]
     for r in claims_table(records).itertuples():
         slug = r.chapter.split("/")[-1]

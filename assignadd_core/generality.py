@@ -156,9 +156,13 @@ def shape_readings(runs: dict[int, "Run"]) -> dict:
 
 
 def composition_count(sweep_csv) -> tuple[int, int]:
-    """(runs that composed, finished runs) of a sweep's results table (1-var train at the end)."""
+    """(runs that composed, finished runs) of a sweep's results table (1-var train at the end); a sweep not run here
+    (no table) gives (0, 0)."""
     from . import verdicts
     import pandas as pd
+    from pathlib import Path
+    if not Path(sweep_csv).is_file():
+        return 0, 0
     table = pd.read_csv(sweep_csv)
     done = table[table["status"] == "done"]
     return sum(verdicts.composed(float(value)) for value in done["1var_train"]), int(len(done))
@@ -168,7 +172,7 @@ def coverage_pairs(vars24_csv, vars12_csv) -> list[dict]:
     """G5's pairs from the two sweeps' results tables (finished runs only; a missing table gives no pairs)."""
     import pandas as pd
     from pathlib import Path
-    if not Path(vars24_csv).is_file():
+    if not (Path(vars24_csv).is_file() and Path(vars12_csv).is_file()):
         return []
     rows = [pd.read_csv(path) for path in (vars24_csv, vars12_csv)]
     done = [table[table["status"] == "done"].to_dict(orient="records") for table in rows]

@@ -64,6 +64,8 @@ BAND_OPACITY = 0.18  # a shaded window (the paper's, a steering window)
 
 VERDICT_COLORS = {"reproduced": "#1a7f37", "partly": "#9a6700", "not reproduced": "#cf222e",
                   "not yet run": "#6e7781", "finding": "#0969da", "inconclusive": "#8250df"}
+# A chapter that checks a setting against the paper's (the task, the model), not a claim: its chip in the key results.
+CHECK_COLORS = {"same as the paper": "#1a7f37", "differs from the paper": "#cf222e"}
 # The crossed design's outcome of a cell: which of its two modes composed (chapter 4).
 OUTCOME_COLORS = {"both modes compose": "#1a7f37", "only compiled composes": "#54aeff",
                   "only eager composes": "#d4a72c", "neither composes": "#cf222e"}

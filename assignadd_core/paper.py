@@ -33,6 +33,7 @@ SWEEP_STEPS = _number("sweep_steps")
 F_THRESHOLD = _number("f_threshold")
 R_THRESHOLD = _number("r_threshold")
 SEEDS_SHOWN = _number("seeds_shown")
+N_PARAMS = _number("n_params")
 
 
 def steps_text(window) -> str:

@@ -1,19 +1,28 @@
-"""How the chapters show rules, verdicts and per-seed tables: wrapped HTML for the book, plain text for nbval.
+"""How the chapters show their key results, rules, verdicts and per-seed tables: HTML for the book, plain text for
+nbval.
 
-Each object here renders as HTML in the book (an admonition that wraps, with the rule's history in a collapsed
-note) and as one plain-text line wherever HTML is not shown (a terminal, nbval's comparison of checked cells).
+Each object here renders as HTML in the book and as plain text wherever HTML is not shown (a terminal, nbval's
+comparison of checked cells). The key-results box (`KeyResults`) opens every chapter: a chapter computes it with its
+verdicts and glues it (`glue_key_results`); its first Markdown cell pastes it under the title (`KEY_RESULTS_PASTE`).
+A rule is folded (its words and history a click away); a verdict stays open, its per-seed numbers folded.
 """
 from __future__ import annotations
 
 import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
 from .names import display_text, readable
-from .palette import VERDICT_COLORS
-from .verdicts import RULE_CHANGES, RULES, VERDICTS, Verdict
+from .palette import CHECK_COLORS, VERDICT_COLORS
+from .verdicts import REPRODUCED, RULE_CHANGES, RULES, VERDICTS, Verdict
 
 assert set(VERDICT_COLORS) == set(VERDICTS)
+KEY_RESULTS = "key_results"  # the glue name of a chapter's key-results box
+KEY_RESULTS_PASTE = f"```{{glue}} {KEY_RESULTS}\n```"  # what a chapter's first Markdown cell holds under its title
+PER_SEED = "; per seed: "  # where a verdict text (verdicts.over_seeds) starts listing every seed's numbers
 
 
 def _changes_html(claim: str) -> str:
@@ -35,10 +44,9 @@ class Rule:
     def __repr__(self) -> str:
         return f"{self.claim} rule: {RULES[self.claim]}"
 
-    def _repr_html_(self) -> str:
-        return (f'<div class="admonition note rule-box"><p class="admonition-title">Rule for {self.claim}'
-                f" (fixed before the result)</p><p>{html.escape(RULES[self.claim])}</p>"
-                f"{_changes_html(self.claim)}</div>")
+    def _repr_html_(self) -> str:  # folded: the verdict and the evidence are the reading path, the rule a click away
+        return (f'<details class="rule-box"><summary>Rule for {self.claim} (fixed before the result)</summary>'
+                f"<p>{html.escape(RULES[self.claim])}</p>{_changes_html(self.claim)}</details>")
 
 
 class Result:
@@ -54,15 +62,131 @@ class Result:
     def _repr_html_(self) -> str:
         color = VERDICT_COLORS[self.verdict.verdict]
         note = f"<p><i>{html.escape(self.note)}</i></p>" if self.note else ""
+        lead, _, seeds = self.verdict.text.partition(PER_SEED)  # every seed's numbers: in the table, or folded here
+        folded = (f"<details><summary>every seed's numbers</summary><p>{html.escape(seeds)}</p></details>"
+                  if seeds else "")
         return (f'<div class="admonition verdict-box" style="border-left-color:{color}">'
-                f'<p class="admonition-title">{self.claim}: <span style="color:{color}">{self.verdict.verdict}</span>'
-                f"</p><p>{html.escape(self.verdict.text)}</p>{note}</div>")
+                f'<p class="admonition-title">{self.claim}: {chip(self.verdict.verdict)}'
+                f"</p><p>{html.escape(lead)}</p>{folded}{note}</div>")
 
 
-def seed_verdicts(rows: dict[str, Verdict], numbers: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per seed: its deciding numbers (columns of `numbers`, if given), its verdict and the text."""
+SHORT_OF = "short of the rule"  # the column of `seed_verdicts(..., why_only=True)`
+
+
+def seed_verdicts(rows: dict[str, Verdict], numbers: pd.DataFrame | None = None, why_only: bool = False) -> pd.DataFrame:
+    """One row per seed: its deciding numbers (columns of `numbers`, if given), its verdict and the text. With
+    `why_only`, the text is only what a seed fell short of ("–" for a seed that meets the rule): the numbers are in
+    their own columns (or in a table beside it), not repeated as a run-on string."""
+    def short_of(verdict: Verdict) -> str:  # the failed conditions; a verdict that names none says it all
+        if "; fails: " in verdict.text:
+            return display_text(verdict.text.split("; fails: ", 1)[1])
+        return "–" if verdict.verdict == REPRODUCED else display_text(verdict.text)
+    text = {k: short_of(v) if why_only else display_text(v.text) for k, v in rows.items()}
     table = pd.DataFrame({"verdict": {k: v.verdict for k, v in rows.items()},
-                          "deciding numbers": {k: display_text(v.text) for k, v in rows.items()}})
+                          SHORT_OF if why_only else "deciding numbers": text})
     if numbers is not None:
         table = readable(numbers).join(table, how="right")
     return table.rename_axis("seed")
+
+
+# ------------------------------------------------------------------ the key-results box
+def chip(word: str) -> str:
+    """A verdict word (or a check word, CHECK_COLORS) as a coloured chip: white on the verdict's colour, which reads
+    on the light and the dark theme alike."""
+    colour = VERDICT_COLORS.get(word) or CHECK_COLORS[word]
+    return f'<span class="verdict-chip" style="background:{colour}">{html.escape(word)}</span>'
+
+
+@dataclass(frozen=True)
+class Quote:
+    """What the paper says, in its own numbers, and where it says it."""
+    text: str
+    where: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One line of our answer: the words with our number, its verdict (a verdict word, or a check word for a chapter
+    that checks a setting rather than a claim) and the claim it answers."""
+    text: str
+    verdict: str
+    claim: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICT_COLORS and self.verdict not in CHECK_COLORS:
+            raise ValueError(f"an answer's verdict is one of {(*VERDICTS, *CHECK_COLORS)}, got {self.verdict!r}")
+
+    @classmethod
+    def of(cls, claim: str, verdict: Verdict, text: str) -> "Answer":
+        """The answer to a claim from its verdict object, in the chapter's words (`text`, written with `wording`)."""
+        return cls(display_text(text), verdict.verdict, claim)
+
+
+class KeyResults:
+    """The box that opens a chapter, on its first screen: the question, the paper's answer (quoted, with where the
+    paper says it), ours (each line with its number and a verdict chip) and one line on why."""
+
+    def __init__(self, question: str, paper: Sequence[Quote] | Quote, ours: Sequence[Answer] | Answer, why: str):
+        self.question, self.why = question, why
+        self.paper = [paper] if isinstance(paper, Quote) else list(paper)
+        self.ours = [ours] if isinstance(ours, Answer) else list(ours)
+        if not self.ours:
+            raise ValueError("a key-results box needs at least one answer of ours")
+
+    def __repr__(self) -> str:
+        lines = [f"Key results: {self.question}"]
+        lines += [f"  the paper: {q.text} ({q.where})" for q in self.paper]
+        lines += [f"  ours: [{a.verdict}] " + (f"{a.claim} " if a.claim else "") + a.text for a in self.ours]
+        return "\n".join([*lines, f"  why: {self.why}"])
+
+    def _repr_html_(self) -> str:
+        def esc(text: str) -> str:  # escaped, with `code` as code
+            return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+        paper = "".join(f'<dd>“{esc(q.text)}” <span class="key-results-source">({esc(q.where)})</span></dd>'
+                        for q in self.paper) or "<dd>no statement</dd>"
+        ours = "".join(f"<dd>{chip(a.verdict)} " + (f"<b>{esc(a.claim)}</b> " if a.claim else "") + f"{esc(a.text)}</dd>"
+                       for a in self.ours)
+        return (f'<div class="key-results"><p class="key-results-question">{esc(self.question)}</p><dl>'
+                f"<dt>The paper</dt>{paper}<dt>Ours</dt>{ours}<dt>Why</dt><dd>{esc(self.why)}</dd></dl></div>")
+
+
+def _glue(name: str, value) -> None:
+    from myst_nb import glue  # the book's glue (myst-nb): stored in the cell's outputs, shown where the prose pastes it
+    glue(name, value, display=False)
+
+
+def glue_key_results(box: KeyResults) -> KeyResults:
+    """Glue the chapter's key-results box under KEY_RESULTS; its first Markdown cell pastes it (KEY_RESULTS_PASTE)."""
+    _glue(KEY_RESULTS, box)
+    return box
+
+
+def glue_text(**texts: object) -> None:
+    """Glue each value's text under its name, for the prose: {glue:text}`name`. Numbers are glued as the text the
+    chapter chose for them (`wording`), never as a float for the page to format."""
+    for name, text in texts.items():
+        _glue(name, str(text))
+
+
+def glue_markdown(**texts: str) -> None:
+    """Glue each Markdown text under its name, for the prose: {glue:md}`name` (a phrase with emphasis or a link)."""
+    from IPython.display import Markdown
+    for name, text in texts.items():
+        _glue(name, Markdown(text))
+
+
+def paper_number(number, text: str | None = None) -> str:
+    """A number of the paper's (`paper.PaperNumber`) as the prose shows it: its text (default: the number, a window
+    of steps as '5,300–5,400') marked with where the paper states it, which a reader sees on hovering."""
+    from .paper import steps_text
+    value = number.value
+    shown = text if text is not None else (steps_text(number) if isinstance(value, tuple) else f"{value:,}")
+    return (f'<span class="paper-number" title="{html.escape("the paper: " + number.where, quote=True)}">'
+            f"{html.escape(shown)}</span>")
+
+
+def quote(number, text: str) -> Quote:
+    """What the paper says (`text`, in its words and numbers) with where it says it, from a `paper.PaperNumber`: the
+    place, without the note after its colon ('training-dynamics figure')."""
+    where = number.where.split(":")[0]
+    return Quote(text, where if where.startswith("the paper") else "the paper: " + where)

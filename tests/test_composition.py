@@ -180,3 +180,9 @@ def test_stream_overlap_tells_a_near_setting_from_another_data_order():
     from assignadd_core.data import TrainStream
     a, b = TrainStream(task, 16, 3).batch(1)[0], TrainStream(task, 16, 4).batch(1)[0]
     assert (a == b).float().mean() < near["same_tokens"]  # another seed shares far less
+
+
+def test_study_table_of_a_sweep_not_run_yet_has_the_columns_and_no_rows():
+    table = comp.study_table(pd.DataFrame(), {})  # results_frame of a sweep with no records: no columns at all
+    assert table.empty and {"key", "data", "init", "composed", "composition"} <= set(table.columns)
+    assert comp.count(table["composed"]).describe() == "no runs"

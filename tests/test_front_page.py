@@ -109,3 +109,34 @@ def test_the_hero_spans_the_whole_run_with_the_papers_windows():
     rects = [s for s in payload["layout"]["shapes"] if s["type"] == "rect"]
     assert [(r["x0"], r["x1"]) for r in rects] == [(5300, 5400), (14500, 16000)]
     assert any(a["text"].startswith("our jump") for a in payload["layout"]["annotations"])
+
+
+def test_the_columns_sentence_explains_every_column_of_the_scoreboard(tmp_path):
+    header = front_page.scoreboard(tmp_path).splitlines()[1]
+    sentence = front_page.columns_sentence()
+    for name, _ in front_page.COLUMNS:
+        assert f" {name} |" in header and f"*{name}*" in sentence
+    assert "before the rule was changed" in sentence  # the first-rule column
+    assert front_page.tally(tmp_path).endswith(sentence)
+
+
+def test_the_circuit_diagram_is_drawn_from_the_palette_and_the_task():
+    from assignadd_core import diagram
+    from assignadd_core.palette import PARTS
+    assert [node.part for node in diagram.nodes()] == list(PARTS)  # tokens, copy, lookup, move, MLP, answer
+    assert diagram.nodes()[-1].detail == ("(40 + 27) mod 59 = 8",)
+    assert diagram.nodes(modulus=61)[-1].detail == ("(40 + 27) mod 61 = 6",)  # the words follow the task
+    figure = diagram.circuit_html()
+    assert "\n\n" not in figure  # one HTML block for Markdown
+    assert figure.count("<svg") == 2 and 'class="circuit-wide"' in figure and 'class="circuit-tall"' in figure
+    for colour in PARTS.values():
+        assert f'stroke="{colour}"' in figure
+    assert 'fill="currentColor"' in figure and "#000" not in figure  # text in the page's colour, light or dark
+
+
+def test_the_intro_holds_the_current_circuit_diagram():
+    from assignadd_core import book, diagram
+    text = book.INTRO.read_text()
+    start, end = front_page.CIRCUIT
+    assert text.split(start)[1].split(end)[0].strip() == diagram.circuit_html(), "run the build"
+    assert text.index(start) < text.index(front_page.TALLY[0])  # the diagram before the tally

@@ -163,3 +163,11 @@ def test_pairs_match_seed_and_r_and_flag_runs_that_did_not_compose():
                                        [row(42, 0.01, 0.85), row(43, 0.061579, 0.9)])
     assert [(p["seed"], p["both_composed"]) for p in pairs] == [(42, True), (43, False)]
     assert pairs[0]["difference"] == pytest.approx(0.05)
+
+
+def test_a_sweep_not_run_here_counts_nothing_and_pairs_nothing(tmp_path):
+    assert generality.composition_count(tmp_path / "absent.csv") == (0, 0)
+    present = tmp_path / "vars24.csv"
+    present.write_text("key,status,seed,1var_train\na,done,1,0.99\n")
+    assert generality.composition_count(present) == (1, 1)
+    assert generality.coverage_pairs(present, tmp_path / "absent.csv") == []  # its partner not here: no pairs, no traceback

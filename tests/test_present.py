@@ -11,7 +11,8 @@ def test_rule_box_states_the_rule_and_folds_its_history():
     html = box._repr_html_()
     assert "Rule for C7" in html and "<details><summary>How this rule changed</summary>" in html
     assert "2026-12" in html and "10.9 % of their active neurons" in html
-    assert "<details>" not in present.Rule("C5")._repr_html_()  # never changed
+    assert html.startswith('<details class="rule-box"><summary>Rule for C7')  # folded: the rule is a click away
+    assert "How this rule changed" not in present.Rule("C5")._repr_html_()  # never changed
 
 
 def test_result_box_carries_the_verdict_colour_and_escapes_the_text():
@@ -34,3 +35,56 @@ def test_display_names_replace_keys_in_tables():
     frame = pd.DataFrame({"m3_l2_var_identity_qk": [1.0]}, index=["0var_heldout"])
     shown = readable(frame)
     assert list(shown.columns) == ["3 layer-2 variable identity QK"] and list(shown.index) == ["exact: 0-var held-out"]
+
+
+def test_result_box_folds_every_seeds_numbers_and_keeps_the_count_open():
+    verdict = verdicts.over_seeds({"seed42": Verdict(REPRODUCED, "jump 2,701"), "seed51": Verdict(PARTLY, "no jump")})
+    html = present.Result("C1", verdict)._repr_html_()
+    lead, folded = html.split("<details>", 1)
+    assert "1 of 2" in lead and "per seed" not in lead and "seed42 jump 2,701" in folded
+
+
+def test_key_results_box_states_question_paper_ours_and_why():
+    box = present.KeyResults("Does training go through three phases?",
+                             present.Quote("a jump at steps 5,300–5,400", "the paper's training-dynamics figure"),
+                             [present.Answer.of("C1", Verdict(PARTLY, "x"), "4 of 5 composed seeds; 1var_train")],
+                             why="one seed composes without a jump")
+    html = box._repr_html_()
+    for part in ("Does training go through three phases?", "“a jump at steps 5,300–5,400”",
+                 "(the paper&#x27;s training-dynamics figure)", "<b>C1</b> 4 of 5 composed seeds; 1-var train",
+                 present.VERDICT_COLORS[PARTLY], "one seed composes without a jump"):
+        assert part in html, part
+    assert html.startswith('<div class="key-results">')
+    assert repr(box).splitlines()[2] == "  ours: [partly] C1 4 of 5 composed seeds; 1-var train"
+    assert "same as the paper" in present.KeyResults("q", [], present.Answer("281,216 parameters", "same as the paper"),
+                                                     "w")._repr_html_()
+    import pytest
+    with pytest.raises(ValueError, match="answer's verdict"):
+        present.Answer("x", "sort of")
+    with pytest.raises(ValueError, match="at least one answer"):
+        present.KeyResults("q", [], [], "w")
+
+
+def test_a_paper_number_carries_where_the_paper_states_it():
+    from assignadd_core.paper import F_THRESHOLD, JUMP_STEPS
+    span = present.paper_number(JUMP_STEPS)
+    assert span == ('<span class="paper-number" title="the paper: training-dynamics figure: the jump when variable'
+                    ' assignment forms">5,300–5,400</span>')
+    assert ">0.25<" in present.paper_number(F_THRESHOLD) and ">f ≈ 0.25<" in present.paper_number(F_THRESHOLD, "f ≈ 0.25")
+    assert present.quote(JUMP_STEPS, "a jump").where == "the paper: training-dynamics figure"  # the place, short
+    from assignadd_core.paper import SEEDS_SHOWN
+    assert present.quote(SEEDS_SHOWN, "one").where == SEEDS_SHOWN.where  # "the paper shows ...": no second "the paper"
+    box = present.KeyResults("q", [], present.Answer("layer 1 sends no label from `=`", "finding"), "w")._repr_html_()
+    assert "from <code>=</code>" in box
+
+
+def test_seed_verdicts_can_show_only_what_a_seed_fell_short_of():
+    rows = {"seed42": verdicts.c3_seed({"1var_var_restricted": 0.99, "2var_var_restricted_1": 0.98,
+                                        "2var_var_restricted_2": 0.97}),
+            "seed50": verdicts.c3_seed({"1var_var_restricted": 0.99, "2var_var_restricted_1": 0.98,
+                                        "2var_var_restricted_2": 0.873})}
+    table = present.seed_verdicts(rows, pd.DataFrame({"x": {"seed42": 1.0, "seed50": 0.5}}), why_only=True)
+    assert list(table.columns) == ["x", "verdict", present.SHORT_OF]
+    assert table.loc["seed42", present.SHORT_OF] == "–" and "0.873" in table.loc["seed50", present.SHORT_OF]
+    partly = present.seed_verdicts({"seed51": Verdict(PARTLY, "composed 4,001, jump – (no sharp jump)")}, why_only=True)
+    assert partly.loc["seed51", present.SHORT_OF] == "composed 4,001, jump – (no sharp jump)"  # names no failed check

@@ -70,7 +70,8 @@ LAYERS = {
                                  "runs", "rescue", "artifacts", "gradient_table"),
     "studies": ("per_seed", "generality", "c10_window", "mode_study", "sweep", "rule_lock",
                 "rule_reach"),
-    "presentation": ("palette", "present", "plots", "plots_odds", "claims", "front_page", "runs_table", "chapter",
+    "presentation": ("palette", "wording", "present", "plots", "plots_odds", "claims", "diagram", "front_page",
+                     "runs_table", "chapter",
                      "explorer", "book", "cli", "__main__"),
 }
 

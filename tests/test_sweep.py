@@ -10,6 +10,7 @@ from assignadd_core.config import ConfigError
 from assignadd_core.data import POOL_NAMES
 from assignadd_core.sweep import (SWEEPS, Sweep, coarse_to_fine, grid_status, read_records, results_frame, results_path,
                                   run_sweep)
+from assignadd_core.sweep.store import finished_metrics
 from tiny import TINY
 
 # 0.05 of 49 pairs is 2 pairs: numbers are left out of training, so that point must fail, not crash.
@@ -81,6 +82,7 @@ def test_points_keys_subsets_and_validation(tmp_path):
 
 def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
     sweep = tiny_sweep()
+    not_run = results_frame(sweep, tmp_path)  # no record yet: no rows, but a reader finds every column it reads
     counts = run_sweep(sweep, results_dir=tmp_path, workers=2, threads=1, progress=False)
     assert counts == {"done": 2, "failed": 1, "error": 0, "skipped": 0}
     records = {r["params"]["task.train_fraction"]: r for r in read_records(results_path(sweep, tmp_path))}
@@ -97,6 +99,9 @@ def test_local_pool_runs_records_failures_skips_finished_and_extends(tmp_path):
         assert kept["step"].tolist() == [1, 11, 21, 30] and set(POOL_NAMES) <= set(kept.columns)
     frame = results_frame(sweep, tmp_path)
     assert list(frame["train_fraction"]) == [0.05, 0.6, 0.9]
+    assert not_run.empty and set(not_run.columns) == set(frame.columns)
+    metrics = finished_metrics(sweep, results_dir=tmp_path)  # the done points' tables, by key; the failed one has none
+    assert set(metrics) == {records[f]["key"] for f in (0.6, 0.9)} and all(len(m) == 4 for m in metrics.values())
     assert (tmp_path / "tiny.csv").read_text().count("\n") == 4
 
     before = results_path(sweep, tmp_path).read_text()

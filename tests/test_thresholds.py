@@ -240,6 +240,28 @@ def test_swap_control_without_the_columns_lists_every_run():
     assert control["crossings"]["swap_heldout"].value is None
 
 
+def test_swap_control_of_a_sweep_not_run_yet_is_empty_with_its_columns():
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import SWAP_COLUMNS, swap_control
+    control = swap_control(pd.DataFrame(), "train_fraction")  # the results of a sweep with no record: no columns
+    assert len(control["table"]) == 0 and {"train_fraction", "seed", *SWAP_COLUMNS} <= set(control["table"].columns)
+    assert list(control["missing"].columns) == ["train_fraction", "seed"] and len(control["missing"]) == 0
+    assert all(c.value is None for c in control["crossings"].values())
+
+
+def test_a_sweep_not_run_yet_has_no_seed_crossings_and_no_composition_rate():
+    import pandas as pd
+
+    from assignadd_core.analysis.thresholds import composition_by_value, logistic_threshold, seed_crossings
+    not_run = pd.DataFrame(columns=["train_fraction", "seed", "1var_train", "value"])  # results_frame's empty table
+    assert seed_crossings(not_run, "train_fraction") == []
+    assert logistic_threshold(not_run, "train_fraction") == {"threshold": None, "interval": None, "seeds": 0, "runs": 0,
+                                                             "unbounded": 0}
+    rates = composition_by_value(not_run, "train_fraction")
+    assert rates.empty and list(rates.columns) == ["train_fraction", "composed", "runs", "rate", "low", "high"]
+
+
 # ---------------------------------------------------------------------------- texts and edge cases, by hand
 def hand_summary(**changes):
     from assignadd_core.analysis.thresholds import Crossing, LogisticFit

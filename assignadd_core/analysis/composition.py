@@ -21,11 +21,12 @@ FISHER_LEVEL = 0.05
 def study_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per finished run: key, data (train.seed), init (the weights' seed), composed, composition and jump
     steps (`phases.detect_phases`), and the final 1-var train accuracy. `records`: a sweep's results frame;
-    `metrics`: config hash -> metrics table (missing: steps left empty)."""
+    `metrics`: config hash -> metrics table (missing: steps left empty). A sweep not run yet: no rows, the same columns."""
     columns = ["key", "data", "init", "one_var_train", "composed", "composition", "jump"]
     extra = [c for c in REPLICATE_FIELDS if c in records]  # a design with replicates: the mode, the perturbation
     rows = []
-    for record in records[records["status"] == "done"].to_dict("records"):
+    done = records[records["status"] == "done"] if "status" in records else records  # no records: no columns either
+    for record in done.to_dict("records"):
         init = record.get("init_seed")
         init = int(record["seed"]) if init is None or pd.isna(init) else int(init)
         table = metrics.get(record["key"])

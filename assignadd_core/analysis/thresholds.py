@@ -241,7 +241,7 @@ def swap_control(finished, field: str, level: float = 0.9) -> dict:
     table = finished[has].reindex(columns=[field, "seed", *SWAP_COLUMNS, "n_swap_heldout", "n_swap_in_training"])
     table = table.sort_values([field, "seed"]).reset_index(drop=True)
     crossings = {column: crossing(table[field], table[column], level) for column in SWAP_COLUMNS}
-    missing = finished[~has][[field, "seed"]].reset_index(drop=True)
+    missing = finished[~has].reindex(columns=[field, "seed"]).reset_index(drop=True)  # a sweep not run: no columns
     return {"table": table, "crossings": crossings, "missing": missing}
 
 
@@ -256,7 +256,7 @@ def coverage_or_frequency(rows, share, field: str, pool: str, level: float = 0.9
     crosses later, "undecided" when a curve never stays at the level."""
     import pandas as pd
     seeds = sorted(set(rows["seed"]) & set(share["seed"]))
-    kept = {name: frame[frame["seed"].isin(seeds) & frame["1var_train"].map(composed)]
+    kept = {name: composed_runs(frame[frame["seed"].isin(seeds)])
             for name, frame in (("rows", rows), ("share", share))}
     means = {name: pd.Series(*reversed(mean_curve(frame[field], frame[pool]))) for name, frame in kept.items()}
     table = pd.DataFrame({field: sorted(set(means["rows"].index) | set(means["share"].index))})
@@ -285,11 +285,17 @@ def composition_by_value(done, field: str):
     return pd.DataFrame(rows, columns=[field, "composed", "runs", "rate", "low", "high"])
 
 
+def composed_runs(done):
+    """The finished runs that learned variable assignment (`verdicts.composed` of the final 1-var train accuracy).
+    The mask is made bool: on a sweep not run yet an empty object mask would select columns, not rows."""
+    return done[done["1var_train"].map(composed).astype(bool)]
+
+
 def seed_crossings(done, field: str, metric: str = "value", level: float | None = None) -> list:
     """One `verdicts.SeedCrossing` per seed, read on that seed's composed runs only."""
     from ..verdicts import THRESHOLD_LEVEL, seed_crossing
     level = THRESHOLD_LEVEL if level is None else level
-    kept = done[done["1var_train"].map(composed)]
+    kept = composed_runs(done)
     return [seed_crossing(int(seed), runs[field], runs[metric], level) for seed, runs in kept.groupby("seed")]
 
 
@@ -347,7 +353,7 @@ def logistic_threshold(done, field: str, metric: str = "value", level: float | N
     from ..verdicts import C9_RESAMPLES, THRESHOLD_LEVEL
     level = THRESHOLD_LEVEL if level is None else level
     resamples = C9_RESAMPLES if resamples is None else resamples
-    kept = done[done["1var_train"].map(composed)]
+    kept = composed_runs(done)
     seeds = sorted(int(s) for s in kept["seed"].unique())
     by_seed = {s: (kept[kept["seed"] == s][field].to_numpy(float), (kept[kept["seed"] == s][metric] >= level)
                    .to_numpy()) for s in seeds}

@@ -93,6 +93,10 @@ def replicate_columns(record: dict) -> dict:
     return {"mode": record.get("mode"), **defaults, **given}
 
 
+RUN_COLUMNS = ("wall_time_s", "run_time_s", "device", "device_name", "threads", "compiled", "bf16_used", "torch",
+               "git_commit", "finished_at", "reason")  # how and where a run was computed
+
+
 def flat_row(record: dict) -> dict:
     row = {"key": record["key"], "status": record["status"], "seed": record["seed"], **record["params_bare"],
            **replicate_columns(record), "steps": record.get("steps"), "step_budget": record.get("step_budget"),
@@ -105,8 +109,7 @@ def flat_row(record: dict) -> dict:
         row[name] = record.get("pools", {}).get(name)
     for name in CONTROLS:
         row[name] = _control(record, name)
-    for name in ("wall_time_s", "run_time_s", "device", "device_name", "threads", "compiled", "bf16_used", "torch",
-                 "git_commit", "finished_at", "reason"):
+    for name in RUN_COLUMNS:
         row[name] = record.get(name)
     if "steer_started_after" in record:  # a triggered steering's start (sweeps without one keep their columns)
         row["steer_started_after"] = record["steer_started_after"]
@@ -114,13 +117,25 @@ def flat_row(record: dict) -> dict:
 
 
 def results_frame(sweep: Sweep, results_dir: Path | None = None) -> pd.DataFrame:
-    """One row per config hash (its latest line), sorted by grid values and seed."""
+    """One row per config hash (its latest line), sorted by grid values and seed. A sweep with no record yet: no
+    rows, a record's columns (a reader of a sweep not run reads an empty table, not a missing column)."""
     rows = [flat_row(r) for r in latest_records(results_path(sweep, results_dir)).values()]
     frame = pd.DataFrame(rows)
     if frame.empty:
-        return frame
+        return pd.DataFrame(columns=["key", "status", "seed", *sweep.fields, "steps", "metric", "value",
+                                     *(f"exact_{name}" for name in EXACT_NAMES), *POOL_NAMES, *CONTROLS, *RUN_COLUMNS])
     order = [*sweep.fields, "seed", *(c for c in REPLICATE_COLUMNS[1:] + ("mode",) if c in frame)]
     return frame.sort_values(order, kind="stable").reset_index(drop=True)
+
+
+def finished_metrics(sweep: Sweep, records: pd.DataFrame | None = None,
+                     results_dir: Path | None = None) -> dict[str, pd.DataFrame]:
+    """The metrics table of each finished ("done") point of `sweep`, by key (`records`: its `results_frame`, read
+    here when not given); a running point's table is still being written, a failed one's may be missing."""
+    records = results_frame(sweep, results_dir) if records is None else records
+    folder = metrics_dir(sweep, results_dir)
+    done = records.loc[records["status"] == "done", "key"]
+    return {key: pd.read_csv(folder / f"{key}.csv") for key in done if (folder / f"{key}.csv").is_file()}
 
 
 def write_csv(sweep: Sweep, results_dir: Path | None = None) -> Path:

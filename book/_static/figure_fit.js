@@ -288,6 +288,14 @@
   }
 
   window.addEventListener("load", () => { fitAll(); setTimeout(fitAll, 500); });
+  // A figure in a closed fold is drawn where nothing can be measured: redraw and fit it when its fold opens.
+  document.addEventListener("toggle", event => {
+    if (!event.target.open || !window.Plotly) return;
+    event.target.querySelectorAll(".js-plotly-plot").forEach(gd => {
+      delete gd.dataset.fitted; gd._fitPasses = 0;
+      Promise.resolve(window.Plotly.Plots.resize(gd)).then(() => fit(gd));
+    });
+  }, true);  // toggle does not bubble: caught on its way down
   window.addEventListener("resize", () => {
     document.querySelectorAll(".js-plotly-plot").forEach(gd => { delete gd.dataset.fitted; gd._fitPasses = 0; });
   });

@@ -1,0 +1,169 @@
+"""Words chosen from numbers, for the sentences of the chapters.
+
+A sentence that states a finding ("5 of 10 seeds", "by step 37,301", "not shown", "about 0.60") is written by one
+of these functions from the numbers the chapter computed, never typed after the results: when the numbers change,
+the words change with them ("all 10 seeds", "none of the 10 seeds", "shown"). The chapters glue the result into
+their prose (`present.glue_text`) or write the sentence as Markdown from a code cell.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from .verdicts import shown_words
+
+
+def number(value: float | int, decimals: int | None = None) -> str:
+    """An integer with thousands separators ('37,301'); a float with `decimals` places (default: as Python prints
+    it). A whole float with decimals=None reads as an integer ('40,000')."""
+    if isinstance(value, bool):
+        raise TypeError("number() takes a number, not a bool")
+    if decimals is None:
+        if isinstance(value, int) or float(value).is_integer():
+            return f"{int(value):,}"
+        return f"{value:,}"
+    return f"{value:,.{decimals}f}"
+
+
+def _singular(noun: str) -> str:
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+def k_of_n(k: int, n: int, noun: str = "seeds", one: str | None = None) -> str:
+    """'3 of 10 seeds'; 'all 10 seeds' when every one, 'none of the 10 seeds' when none; with a single one read,
+    'the one seed' or 'not the one seed'; 'no seeds' when none were read. `one` is the singular of `noun`."""
+    if k < 0 or n < 0 or k > n:
+        raise ValueError(f"k of n needs 0 <= k <= n, got {k} of {n}")
+    one = one or _singular(noun)
+    if n == 0:
+        return f"no {noun}"
+    if n == 1:
+        return f"the one {one}" if k else f"not the one {one}"
+    if k == n:
+        return f"all {number(n)} {noun}"
+    if k == 0:
+        return f"none of the {number(n)} {noun}"
+    return f"{number(k)} of {number(n)} {noun}"
+
+
+def listing(items: Iterable, conjunction: str = "and") -> str:
+    """'42, 44 and 49'; '42 and 44'; '42'; 'none' for no items (each item as str, or `number` for a number)."""
+    words = [number(i) if isinstance(i, (int, float)) and not isinstance(i, bool) else str(i) for i in items]
+    if not words:
+        return "none"
+    if len(words) == 1:
+        return words[0]
+    return f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
+
+
+def _runs_of_consecutive(values: Sequence[int]) -> list[str]:
+    """[42, 43, 44, 46] -> ['42–44', '46']: three or more consecutive integers as a span."""
+    parts, start = [], 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] != values[i - 1] + 1:
+            run = values[start:i]
+            parts += [f"{run[0]}–{run[-1]}"] if len(run) >= 3 else [str(v) for v in run]
+            start = i
+    return parts
+
+
+def seeds(values: Iterable[int | str]) -> str:
+    """'seed 42'; 'seeds 42, 44 and 49'; 'seeds 42–46 and 49' (three or more in a row as a span); 'no seed'. Run
+    names such as 'seed42' are read as their seed; other run names (a profile's own, 'ci_tiny_1') as 'run NAME'."""
+    texts = {str(v).removeprefix("seed") for v in values}
+    found = sorted(int(t) for t in texts if t.lstrip("-").isdigit())
+    named = sorted(t for t in texts if not t.lstrip("-").isdigit())
+    if not found and not named:
+        return "no seed"
+    parts = ([f"seed {found[0]}"] if len(found) == 1 else [f"seeds {listing(_runs_of_consecutive(found))}"] if found
+             else [])
+    if named:
+        parts.append(("run " if len(named) == 1 else "runs ") + listing(named))
+    return " and ".join(parts)
+
+
+def steps(values: Iterable[int]) -> str:
+    """'2,701, 3,201 and 5,701' (in the order given)."""
+    return listing([number(int(v)) for v in values])
+
+
+def span(values: Iterable[float | int], decimals: int | None = None) -> str:
+    """The range of some values as printed: '0.57–0.59', '2,701–5,701'; a single number when they print the same
+    ('0.58'); 'none' without values."""
+    found = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not found:
+        return "none"
+    low, high = number(min(found), decimals), number(max(found), decimals)
+    return low if low == high else f"{low}–{high}"
+
+
+def latest(values: Iterable[int | None]) -> int | None:
+    """The latest of several steps (None where a run never got there); None when none did."""
+    found = [int(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return max(found) if found else None
+
+
+def by_step(values: Sequence[int | None], noun: str = "runs") -> str:
+    """When several runs have done something: 'by step 37,301' (the latest of their steps, so that it holds for
+    every one); 'by step 7,301 in 4 of 5 runs' when some never did; 'in none of the 5 runs' when none did."""
+    done = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not done:
+        return f"in {k_of_n(0, len(values), noun)}" if values else f"in no {noun}"
+    when = f"by step {number(latest(done))}"
+    return when if len(done) == len(values) else f"{when} in {k_of_n(len(done), len(values), noun)}"
+
+
+def p_value(p: float) -> str:
+    """'p = 0.34', 'p = 0.066', 'p = 0.0002' (two significant digits), 'p < 0.0001' below that."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"a p-value lies in [0, 1], got {p}")
+    return "p < 0.0001" if p < 1e-4 else f"p = {p:.2g}"
+
+
+def shown(p: float, level: float, what: str) -> str:
+    """A test's result in the words it allows: '<what>: shown (p = 0.01)' when p < level rejects the null,
+    '<what>: not shown (p = 0.34)' otherwise; never 'no effect' for a test that did not reject."""
+    return f"{shown_words(p < level, what)} ({p_value(p)})"
+
+
+def about(value: float, significant: int = 2) -> str:
+    """A number rounded to `significant` digits, with 'about' when rounding changed it: 'about 0.60' for 0.6013,
+    'about 37,000' for 37,301, '0.50' for 0.5, '2,700' for 2,700."""
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = significant - 1 - magnitude
+    rounded = round(value, decimals)
+    if abs(rounded) >= 10 ** (magnitude + 1):  # 0.996 -> 1.0: one digit fewer after the point
+        decimals -= 1
+        rounded = round(value, decimals)
+    text = number(int(rounded)) if decimals <= 0 else f"{rounded:,.{decimals}f}"
+    return text if math.isclose(rounded, value, rel_tol=0, abs_tol=1e-12) else f"about {text}"
+
+
+def share(k: int, n: int) -> str:
+    """'50 %' of k in n (whole percent); 'no share' without n."""
+    return f"{round(100 * k / n)} %" if n else "no share"
+
+
+def side_of(values: Iterable[float], low: float, high: float) -> str:
+    """Where some values fall against a window [low, high]: 'within', 'before', 'after', 'on both sides of' (some
+    before and some after), or 'around' (some within and some outside)."""
+    found = list(values)
+    if not found:
+        raise ValueError("side_of needs at least one value")
+    before, after = any(v < low for v in found), any(v > high for v in found)
+    inside = any(low <= v <= high for v in found)
+    if inside:
+        return "around" if before or after else "within"
+    return "on both sides of" if before and after else "before" if before else "after"
+
+
+def capital(text: str) -> str:
+    """The text with its first letter capitalised (a sentence that starts with a chosen word: 'All 10 seeds ...')."""
+    return text[:1].upper() + text[1:]
+
+
+def verb(count: int, one: str, many: str) -> str:
+    """The verb that agrees with a count: verb(1, 'composes', 'compose') -> 'composes'."""
+    return one if count == 1 else many
