@@ -60,3 +60,13 @@ def test_a_follow_up_study_is_a_profile_named_in_the_environment(tmp_path):
     env[study.STUDY_ENV] = "nope"
     failed = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
     assert failed.returncode != 0 and "no study profile" in failed.stderr
+
+
+def test_naming_another_study_after_the_first_read_is_refused_in_one_line(monkeypatch):
+    study.current()  # this process runs the paper's study (its modules are imported above)
+    monkeypatch.setenv(study.STUDY_ENV, "generality")
+    with pytest.raises(study.StudyChanged, match="already read the study 'paper'") as error:
+        study.current()
+    assert "\n" not in str(error.value)
+    monkeypatch.delenv(study.STUDY_ENV)
+    assert study.current() is study.profile("paper")

@@ -33,9 +33,24 @@ def profile(name: str) -> dict:
     return data
 
 
+_FIRST_READ: list[str] = []  # the study this process read first: the modules imported since took their values from it
+
+
+class StudyChanged(RuntimeError):
+    """ASSIGNADD_STUDY names another study than the one this process already read."""
+
+
 def current() -> dict:
-    """The profile of the study this process runs: the paper's (`paper`), or the one ASSIGNADD_STUDY names."""
-    return profile(os.environ.get(STUDY_ENV) or "paper")
+    """The profile of the study this process runs: the paper's (`paper`), or the one ASSIGNADD_STUDY names. The rules,
+    sweeps and chapters' modules take their values from it when first imported, so a process runs one study: naming
+    another one after that is refused (`StudyChanged`) rather than mixing the two."""
+    name = os.environ.get(STUDY_ENV) or "paper"
+    if _FIRST_READ and _FIRST_READ[0] != name:
+        raise StudyChanged(f"this process already read the study {_FIRST_READ[0]!r} (the modules imported so far took"
+                           f" their values from it); set {STUDY_ENV}={name} before the first import of assignadd_core's"
+                           " rules, sweeps or chapters, i.e. in a new process")
+    _FIRST_READ[:1] = [name]
+    return profile(name)
 
 
 def study_overrides() -> dict:
