@@ -349,6 +349,13 @@ def added_seeds_where_decided(key: str, values: tuple, point: "Point") -> bool:
 # the same results for ~15 % less compute.
 SWEEP_EVAL_EVERY = STUDY["sweeps"]["eval_every"]
 COVERAGE = profile("generality")["coverage_sweep"]
+def c10_onset_sweep(name: str, keep, arms, description: str) -> Sweep:
+    """One of C10's onset sweeps: the crossed design's cells `keep` chooses, each arm steered from the trigger, eager."""
+    return Sweep(name, {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
+                 keep=keep, perturbations=arms, modes=("eager",), run_first=odds_wrapped_diagonal,
+                 x_label="initialization seed", metric_label="1-var train accuracy", description=description)
+
+
 _SWEEPS = {
     "f_sweep": Sweep(
         "f_sweep", {"task.train_fraction": F_GRID}, metric="0var_heldout",
@@ -431,26 +438,20 @@ _SWEEPS = {
         description="C10's sufficiency test: three stuck seeds with each layer-2 QK update's identity component set"
                     " to half its size over steps 4,001-8,000 (then released), a sham push of a random direction,"
                     " and their unsteered twins (12,000 steps, eager)"),
-    "c10_onset": Sweep(
-        "c10_onset", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
-        keep=necessity_cell, perturbations=C10_ONSET_ARMS, modes=("eager",), run_first=odds_wrapped_diagonal,
-        x_label="initialization seed", metric_label="1-var train accuracy",
+    "c10_onset": c10_onset_sweep(
+        "c10_onset", necessity_cell, C10_ONSET_ARMS,
         description=f"C10's necessity at copying onset: {4 * len(C10_NECESSITY_INITS)} always-composing cells of the"
                     f" crossed design, from the eval at which layer 1 copies (measure 5 >= {ONSET['trigger']}) for"
                     f" {ONSET['window']:,} steps: the identity component of every layer-2 QK update removed, a"
                     f" wrong-pairs sham removed, or nothing (the twin); {DECIDE_STEPS:,} steps, eager"),
-    "c10_onset_hold": Sweep(
-        "c10_onset_hold", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
-        keep=necessity_cell, perturbations=C10_HOLD_ARMS, modes=("eager",), run_first=odds_wrapped_diagonal,
-        x_label="initialization seed", metric_label="1-var train accuracy",
+    "c10_onset_hold": c10_onset_sweep(
+        "c10_onset_hold", necessity_cell, C10_HOLD_ARMS,
         description=f"C10's necessity at copying onset, held: the {4 * len(C10_NECESSITY_INITS)} cells of c10_onset,"
                     f" from the eval at which layer 1 copies for {ONSET['window']:,} steps: each row's contrast of the"
                     " variable QK map held at its value before every step, for the identity pairing (the removal) or"
                     f" the wrong pairing (the sham); the twin is c10_onset's; {DECIDE_STEPS:,} steps, eager"),
-    "c10_onset_push": Sweep(
-        "c10_onset_push", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
-        keep=push_cell, perturbations=C10_PUSH_ARMS, modes=("eager",), run_first=odds_wrapped_diagonal,
-        x_label="initialization seed", metric_label="1-var train accuracy",
+    "c10_onset_push": c10_onset_sweep(
+        "c10_onset_push", push_cell, C10_PUSH_ARMS,
         description=f"C10's sufficiency at copying onset: {len(C10_PUSH_CELLS)} cells of the crossed design stuck"
                     f" eager and compiled, from the eval at which layer 1 copies for {ONSET['window']:,} steps: the"
                     " identity component of every layer-2 QK update pushed to "
