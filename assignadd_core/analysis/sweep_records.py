@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-DONE = "done"  # the point trained to its end (or stopped once decided); "failed": its config cannot exist
+DONE = "done"  # the point trained to its end (or stopped once decided)
+FAILED = "failed"  # its config cannot exist (a result, decided before training)
+ENDED = (DONE, FAILED)  # a point with either record is not run again
 
 
 def finished(records: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..rules.verdicts import composed
-from .sweep_records import DONE, finished
+from .sweep_records import ENDED, finished
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ def verdict(complete: bool, found: Crossing, paper: float, close: float = 0.1, n
 def threshold_summary(status, field: str, paper: float, level: float = 0.9) -> dict:
     """Both estimates and the verdict from a `sweep.grid_status` frame (pending points are left out)."""
     done = finished(status)
-    ended = status[status["status"].isin([DONE, "failed"])]  # done, or a config that cannot exist
+    ended = status[status["status"].isin(ENDED)]  # done, or a config that cannot exist
     n_values = status[field].nunique()
     per_seed = ended.groupby("seed")[field].nunique()
     complete = bool(len(per_seed)) and int(per_seed.max()) == n_values

@@ -7,7 +7,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ...analysis.sweep_records import is_finished
+from ...analysis.sweep_records import ENDED, is_finished
 from ...core.config import COMPILE_CHOICES, ConfigError, RunConfig
 from ...core.run_folder import Run
 from .executors import EXECUTORS, _local, _ray, check_ray_address
@@ -16,7 +16,7 @@ from .store import (append_record, driver_lock, latest_records, metric_value, me
                     write_csv)
 from .worker import run_controls
 
-FINISHED = ("done", "failed")
+FINISHED = ENDED  # a point recorded so is skipped (`sweep_records`)
 # On a GPU a sweep's points of one shape train as one stack: as many as half the free memory holds (`gpu_stack_size`),
 # up to this many runs.
 MAX_GPU_STACK = 256
