@@ -418,7 +418,7 @@ _SWEEPS = {
         metric_label="1-var train accuracy",
         description="R2's replicates: every cell of the crossed design with a one-time nudge of 1e-4 at step 0"
                     " (perturb seeds 1 and 2), 12,000 steps, stopped once composition holds; with the eager and"
-                    " compiled runs, 4 replicates per cell (stated 2026-12-04, trained on a GPU)"),
+                    " compiled runs, 4 replicates per cell (stated 2026-12-04; trained on CPU)"),
     "composition_flips": Sweep(
         "composition_flips", {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
         keep=odds_diagonal, perturbations=FLIP_PERTURBATIONS, modes=("eager",), run_first=flips_by_replicate,
