@@ -108,3 +108,30 @@ def test_hold_cells_take_the_twin_from_the_onset_sweep_and_the_arms_from_the_hol
                 "hr": metrics([0.1] * 11), "hs": metrics([0.6] * 11)}
     cell, = hold_cells(onset, held, readings, [(1, 2)], hold=2)
     assert (cell["twin"]["m3_max"], cell["removal"]["m3_max"], cell["sham"]["m3_max"]) == (0.9, 0.1, 0.6)
+
+
+def _cell(cell, removal, twin, sham):
+    return {"cell": cell, "removal": {"composed_at": removal}, "twin": {"composed_at": twin},
+            "sham": {"composed_at": sham}}
+
+
+def test_by_initialization_counts_each_initialization_once():
+    # nine cells from four initializations, every removal later: 9 of 9 cells, but 4 of 4 units (p = 1/16)
+    cells = [_cell(f"{init}/{data}", None, 3000, 3100) for init, data in
+             [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (3, 1), (3, 2), (4, 1), (4, 2)]]
+    read = steering.by_initialization(cells, 0.05)
+    assert read["initializations"] == 4 and read["cells"] == {"1": 3, "2": 2, "3": 2, "4": 2}
+    assert read["twin"] == {"later": 4, "earlier": 0, "tied": 0, "p": pytest.approx(1 / 16)}
+    assert read["floor_p"] == pytest.approx(1 / 16) and read["reading"] == "not shown"
+    # five initializations all later pass; a split initialization is a tie and left out
+    five = cells + [_cell("5/1", 9000, 3000, 3000)]
+    assert steering.by_initialization(five, 0.05)["reading"] == "shown"
+    split = cells + [_cell("5/1", 9000, 3000, 3000), _cell("5/2", 2000, 3000, 3000)]
+    read = steering.by_initialization(split, 0.05)
+    assert read["twin"]["tied"] == 1 and read["twin"]["p"] == pytest.approx(1 / 16)
+
+
+def test_by_initialization_can_read_earlier():
+    cells = [_cell(f"{i}/1", 1000, 3000, 3000) for i in range(6)]  # the removal composed earlier everywhere
+    read = steering.by_initialization(cells, 0.05)
+    assert read["twin"]["earlier"] == 6 and read["twin"]["p"] == 1.0 and read["reading"] == "not shown"

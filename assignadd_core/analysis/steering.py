@@ -173,3 +173,27 @@ def hold_cells(onset: pd.DataFrame, held: pd.DataFrame, metrics: dict[str, pd.Da
     records) with the removal and the sham of the hold sweep (`held`'s records), in `onset_cells`' form."""
     twins = onset[onset["steer_direction"] == "none"] if len(onset) else onset
     return onset_cells(pd.concat([twins, held], ignore_index=True), metrics, cells, hold)
+
+
+def by_initialization(entered: list[dict], level: float) -> dict:
+    """C10's necessity with the initialization as the unit (a reading added on 2026-12-05 after the runs, beside the
+    locked rule, whose unit is the cell): the cells that passed their checks (`verdicts.c10_necessity`'s "cells"),
+    grouped by their initialization; an initialization counts as later when the removal composed later than the arm in
+    more of its cells than earlier, earlier for the reverse, and is left out on a tie. Against the twin and against the
+    sham, an exact one-sided sign test over the initializations: "shown" if both give p < `level`."""
+    from ..rules.stats import sign_test_greater
+    from ..rules.verdicts import _composed_later
+
+    groups: dict[str, list[dict]] = {}
+    for c in entered:
+        groups.setdefault(str(c["cell"]).split("/")[0], []).append(c)
+    out = {"initializations": len(groups), "cells": {init: len(cs) for init, cs in groups.items()}}
+    for arm in ("twin", "sham"):
+        votes = [sum(_composed_later(c["removal"]["composed_at"], c[arm]["composed_at"]) for c in cs)
+                 for cs in groups.values()]
+        later, earlier = sum(v > 0 for v in votes), sum(v < 0 for v in votes)
+        out[arm] = {"later": later, "earlier": earlier, "tied": len(votes) - later - earlier,
+                    "p": sign_test_greater(later, earlier)}
+    out["floor_p"] = sign_test_greater(len(groups), 0)  # the smallest p this many initializations can give
+    out["reading"] = "shown" if all(out[arm]["p"] < level for arm in ("twin", "sham")) else "not shown"
+    return out
