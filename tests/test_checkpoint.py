@@ -1,6 +1,8 @@
 """Checkpoints: our safetensors files, TransformerLens-format state dicts, and one-line errors."""
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -194,3 +196,13 @@ def test_reference_weights_load_and_solve_0var_train(paper_config):
     assert model.n_params() == 281_216
     accuracy = batch_accuracy(model, eval_pools(paper_config.task)["0var_train"])
     assert accuracy > 0.95, accuracy
+
+
+def test_final_reads_the_last_step_under_its_current_name(tmp_path):
+    # final.json written before the rename says `steps` for the last step trained: readers see `last_step`
+    from assignadd_core.core.run_folder import Run, upgraded
+    run = Run(tmp_path / "old")
+    run.path.mkdir()
+    run.final_path.write_text(json.dumps({"steps": 21, "step_budget": 30, "pools": {}}))
+    assert run.final() == {"last_step": 21, "step_budget": 30, "pools": {}}
+    assert upgraded({"last_step": 5}) == {"last_step": 5}

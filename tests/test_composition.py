@@ -153,7 +153,7 @@ def test_mode_pairs_flip_tables_and_the_saving():
     rows = []
     for i, (eager, compiled) in enumerate([(True, True), (False, True), (False, False), (True, True)]):
         for mode, c in (("eager", eager), ("compiled", compiled)):
-            rows.append({"init": i, "data": 10 + i, "mode": mode, "composed": c, "steps": 4000 if c else 12000,
+            rows.append({"init": i, "data": 10 + i, "mode": mode, "composed": c, "last_step": 4000 if c else 12000,
                          "step_budget": 12000, "wall_time_s": 100.0 if c else 300.0})
     table = pd.DataFrame(rows)
     out = odds.mode_comparison(table)

@@ -48,6 +48,6 @@ def test_cli_continue_from(tiny_config, tmp_path, capsys):
              "--root", str(tmp_path), "--no-progress", "--threads", "1"]
     assert main(["train", "--name", "a", "--steps", "30", *flags]) == 0
     assert main(["train", "--name", "b", "--steps", "50", "--continue-from", "a", *flags]) == 0
-    assert Run(tmp_path / "b").final()["steps"] == 50
+    assert Run(tmp_path / "b").final()["last_step"] == 50
     assert main(["train", "--steps", "50", "--continue-from", "a", *flags]) == 2  # needs --name
     assert "--continue-from needs --name" in capsys.readouterr().err

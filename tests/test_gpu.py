@@ -70,7 +70,7 @@ def test_a_gpu_stack_trains_stops_early_and_writes_each_run(tmp_path):
         assert run.is_complete() and len(run.metrics()) == 4
         assert run.final()["device"] == "cuda" and run.final()["stacked"] == 2
     assert all(math.isfinite(x) for x in runs[0].metrics()["loss"])
-    assert Run(runs[1].path).final()["steps"] == 301
+    assert Run(runs[1].path).final()["last_step"] == 301
 
 
 def test_a_gpu_stack_with_per_run_work_trains_eager(tmp_path):

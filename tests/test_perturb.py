@@ -114,12 +114,12 @@ def test_stop_when_composed_stops_once_composition_held_and_says_so(tiny_config,
     run = training.train(config, tmp_path / "stops", progress=False)
     assert run.metrics()["step"].tolist() == [1, 11, 21]
     final = run.final()
-    assert (final["steps"], final["step_budget"], final["stopped_early"]) == (21, 30, "composed")
+    assert (final["last_step"], final["step_budget"], final["stopped_early"]) == (21, 30, "composed")
     steps = interrupt_at(monkeypatch, "train_step", lambda call, args: False)
     training.train(config, tmp_path / "stops", progress=False)
     assert steps == []
     stuck = training.train(tiny_config.replace(stop_when_composed=5), tmp_path / "stuck", progress=False)
-    assert stuck.final()["steps"] == 30 and stuck.final()["stopped_early"] is None  # never held 5 evals
+    assert stuck.final()["last_step"] == 30 and stuck.final()["stopped_early"] is None  # never held 5 evals
 
 
 def test_a_stack_takes_perturbed_runs_beside_plain_ones_but_not_another_shape(tiny_config):
@@ -138,6 +138,6 @@ def test_a_run_waits_for_its_nudge_before_it_stops(tiny_config, tmp_path, monkey
     monkeypatch.setattr(trainer, "eval_row", lambda *args: {**real(*args), "1var_train": 0.95})
     run = training.train(tiny_config.replace(stop_when_composed=2, jitter=1e-3, jitter_step=15), tmp_path / "n",
                         progress=False)
-    assert run.final()["steps"] == 21
+    assert run.final()["last_step"] == 21
     plain = training.train(tiny_config.replace(stop_when_composed=2), tmp_path / "p", progress=False)
-    assert plain.final()["steps"] == 11
+    assert plain.final()["last_step"] == 11

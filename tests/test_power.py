@@ -72,7 +72,7 @@ def test_the_repair_step_is_where_the_pools_stay_up_and_a_run_still_low_is_censo
 
 def test_the_budget_table_counts_composed_runs_from_r_0_2_and_their_late_repairs():
     done = pd.DataFrame({"key": ["a", "b", "c", "d"], "seed": [42, 42, 43, 43], "two_var_rate": [0.1, 0.3, 0.3, 0.5],
-                         "1var_train": [1.0, 1.0, 1.0, 0.2], "value": [0.5, 0.95, 0.6, 0.9], "steps": 30000})
+                         "1var_train": [1.0, 1.0, 1.0, 0.2], "value": [0.5, 0.95, 0.6, 0.9], "last_step": 30000})
     logs = {"b": metrics([0.5] * 25 + [0.97] * 6), "c": metrics([0.5] * 31)}
     out = power.budget_table(done, logs.get)
     assert (out["runs"], out["succeeded"], out["with_metrics"]) == (2, 1, 2)  # a: r < 0.2; d: did not compose

@@ -306,11 +306,11 @@ def test_runs_that_stop_once_composed_leave_the_stack_as_they_would_stop_alone(t
     monkeypatch.setattr(training, "composed_row", lambda row: row["loss"] <= level)
     alone = [training.train(c, tmp_path / f"a{i}", progress=False, compile="off") for i, c in enumerate(configs)]
     runs = stacked.train_stacked(configs, [tmp_path / f"s{i}" for i in range(3)], progress=False, compile="off")
-    steps = [r.final()["steps"] for r in alone]
+    steps = [r.final()["last_step"] for r in alone]
     assert len(set(steps)) > 1 and min(steps) < tiny_config.train.steps  # some left early, at different steps
     for a, s in zip(alone, runs):
         same_run(a, s)
-        assert s.final()["steps"] == a.final()["steps"]
+        assert s.final()["last_step"] == a.final()["last_step"]
 
 
 def test_a_stack_may_save_its_resume_state_less_often_and_still_resumes_exactly(tiny_config, alone_runs, tmp_path,

@@ -140,7 +140,7 @@ def test_a_steered_run_stops_only_once_composition_holds_without_the_steering(ti
     monkeypatch.setattr(trainer, "eval_row", lambda *args: {**real(*args), "1var_train": 0.95})
     run = training.train(tiny_config.replace(stop_when_composed=1, steer_from=1, steer_to=15, steer_share=0.5),
                         tmp_path / "s", progress=False)
-    assert run.final()["steps"] == 21
+    assert run.final()["last_step"] == 21
 
 
 # ---------------------------------------------------------------------------- C10 at copying onset
@@ -298,10 +298,10 @@ def test_a_triggered_run_stops_only_after_its_window(tiny_config, tmp_path, monk
     monkeypatch.setattr(trainer, "eval_row", lambda *args: {**real(*args), "1var_train": 0.95,
                                                              "m5_l1_value_prev_token": 0.99})
     config = tiny_config.replace(stop_when_composed=1, steer_trigger=0.95, steer_window=12)
-    assert training.train(config, tmp_path / "w", progress=False).final()["steps"] == 21
-    assert training.train(config.replace(steer_direction="none"), tmp_path / "t", progress=False).final()["steps"] == 21
+    assert training.train(config, tmp_path / "w", progress=False).final()["last_step"] == 21
+    assert training.train(config.replace(steer_direction="none"), tmp_path / "t", progress=False).final()["last_step"] == 21
     never = config.replace(steer_trigger=1.0)
-    assert training.train(never, tmp_path / "n", progress=False).final()["steps"] == 1
+    assert training.train(never, tmp_path / "n", progress=False).final()["last_step"] == 1
 
 
 def test_the_onset_sweeps_follow_their_stated_cell_rules():

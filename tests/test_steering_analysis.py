@@ -11,7 +11,7 @@ from assignadd_core.analysis import steering
 
 
 def records(rows):
-    return pd.DataFrame([{"status": "done", "steps": 12000, **r} for r in rows])
+    return pd.DataFrame([{"status": "done", "last_step": 12000, **r} for r in rows])
 
 
 def curve(values, every=100):

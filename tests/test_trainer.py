@@ -54,7 +54,7 @@ def test_metrics_columns_and_rows(tiny_run):
 
 def test_final_json(tiny_run, tiny_config):
     final = tiny_run.final()
-    assert final["steps"] == 30 and final["device"] == "cpu"
+    assert final["last_step"] == 30 and final["device"] == "cpu"
     assert list(final["exact"]) == list(EXACT_NAMES) and list(final["pools"]) == list(POOL_NAMES)
     for key in ("wall_time_s", "torch", "transformer_lens", "python", "git_commit"):
         assert key in final, key

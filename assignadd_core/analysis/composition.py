@@ -40,7 +40,7 @@ def study_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.D
 
 
 # Columns a study's records may carry beyond its cell: how the run was computed, its perturbation, its length.
-REPLICATE_FIELDS = ("mode", "compiled", "jitter", "jitter_step", "grad_noise", "perturb_seed", "steps", "step_budget",
+REPLICATE_FIELDS = ("mode", "compiled", "jitter", "jitter_step", "grad_noise", "perturb_seed", "last_step", "step_budget",
                     "wall_time_s")
 
 

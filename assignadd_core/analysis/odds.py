@@ -319,7 +319,7 @@ def paired_cells(by_cell: pd.DataFrame, small: str, large: str) -> tuple[list, l
 def early_stop_saving(table: pd.DataFrame) -> dict:
     """What stopping once composition held saved: steps trained against the budget, and CPU time against the
     time the same runs would have taken to their budget at each run's own measured seconds per step."""
-    steps, budget = table["steps"].astype(float), table["step_budget"].astype(float)
+    steps, budget = table["last_step"].astype(float), table["step_budget"].astype(float)
     per_step = table["wall_time_s"].astype(float) / steps
     return {"runs": len(table), "stopped": int((steps < budget).sum()), "steps_share": float(steps.sum() / budget.sum()),
             "cpu_h": float(table["wall_time_s"].sum() / 3600), "cpu_h_without": float((per_step * budget).sum() / 3600)}

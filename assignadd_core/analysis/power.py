@@ -154,7 +154,7 @@ def budget_table(done: pd.DataFrame, metrics_of, field: str = "two_var_rate", fr
                      "repair_step": step, "last_step": last})
     table = pd.DataFrame(rows)
     with_metrics = table[table["has_metrics"]] if len(table) else table
-    budget = float(done["steps"].max()) if "steps" in done else math.nan
+    budget = float(done["last_step"].max()) if "last_step" in done else math.nan
     late = int((with_metrics["repair_step"] > budget * 2 / 3).sum()) if len(with_metrics) else 0
     unrepaired = int(with_metrics["repair_step"].isna().sum()) if len(with_metrics) else 0
     return {"succeeded": int(table["succeeded"].sum()) if len(table) else 0, "runs": len(table), "table": table,

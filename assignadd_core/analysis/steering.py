@@ -39,8 +39,8 @@ def arms_table(records: pd.DataFrame, metrics: dict[str, pd.DataFrame]) -> pd.Da
     for record in finished(records).to_dict("records"):
         rows.append({"seed": int(record["seed"]), "arm": arm(record), "key": record["key"],
                      "first_composed": first_composed(metrics.get(record["key"])),
-                     "ended_composed": bool(record["1var_train"] >= LEARNED_LEVEL), "steps": int(record["steps"])})
-    table = pd.DataFrame(rows, columns=["seed", "arm", "key", "first_composed", "ended_composed", "steps"])
+                     "ended_composed": bool(record["1var_train"] >= LEARNED_LEVEL), "last_step": int(record["last_step"])})
+    table = pd.DataFrame(rows, columns=["seed", "arm", "key", "first_composed", "ended_composed", "last_step"])
     return table.astype({"first_composed": "Int64"})  # a step or <NA> (never), not a float
 
 

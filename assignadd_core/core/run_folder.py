@@ -2,7 +2,8 @@
 
     runs/<name>/config.json        the RunConfig (JSON)
     runs/<name>/metrics.csv        one row per eval step: loss, nine pool accuracies, progress measures
-    runs/<name>/final.json         exact-set accuracies, final pools, wall time, device, versions, commit
+    runs/<name>/final.json         the last step trained (`last_step`; `config.train.steps` is the budget), exact-set
+                                   accuracies, final pools, wall time, device, versions, commit
     runs/<name>/model.safetensors  final weights (config in the file's metadata)
     runs/<name>/checkpoints/step_NNNNNN.safetensors   weights at eval steps (only a few are committed)
     runs/<name>/resume/            model + optimizer state of the last eval step (never committed)
@@ -25,6 +26,14 @@ from .locks import exclusive
 PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "runs"
 DEFAULT_ROOT = Path(os.environ.get("ASSIGNADD_RUNS", PACKAGE_ROOT))
 _STEP_FILE = re.compile(r"step_(\d+)\.safetensors$")
+# Keys of final.json (and of a sweep's records, copied from it) renamed since runs were committed: old name -> new.
+# `steps` was the last step trained, easily read as the budget (config.train.steps); readers see the new names.
+RENAMED_FINAL_KEYS = {"steps": "last_step"}
+
+
+def upgraded(record: dict) -> dict:
+    """A final.json or sweep record with its keys under their current names (`RENAMED_FINAL_KEYS`)."""
+    return {RENAMED_FINAL_KEYS.get(k, k): v for k, v in record.items()}
 
 
 def current_root() -> Path:
@@ -106,7 +115,7 @@ class Run:
         return pd.read_csv(self.metrics_path)
 
     def final(self) -> dict:
-        return read_json(self.final_path)
+        return upgraded(read_json(self.final_path))
 
     def checkpoint_steps(self) -> list[int]:
         if not self.checkpoint_dir.is_dir():

@@ -498,7 +498,7 @@ def finish_run(run: Run, model, config: RunConfig, environment: dict, counters: 
     results = evaluate(model)
     bf16_steps, compiled_steps = counters["bf16_steps"], counters["compiled_steps"]
     last_step = config.train.steps if last_step is None else last_step
-    final = {"steps": last_step}
+    final = {"last_step": last_step}
     for plugin in plugins:
         final.update(plugin.final_fields(counters, last_step))
     final.update({"exact": results["exact"], "pools": results["pools"],

@@ -303,12 +303,14 @@ def write_toc(path: Path = TOC) -> str:
 
 def timings_table(runs_root: Path | None = None) -> str:
     """Markdown table of the wall time of every finished run under runs/ (read from its final.json)."""
+    from ..core.run_folder import upgraded  # a final.json written before `last_step` says `steps`
+
     root = Path(runs_root or ROOT / "runs")
     rows = ["| run | steps | device | threads | wall time | source |", "|---|---|---|---|---|---|"]
     for final in sorted(root.glob("*/final.json")):
-        f = json.loads(final.read_text())
+        f = upgraded(json.loads(final.read_text()))
         minutes = f["wall_time_s"] / 60
-        rows.append(f"| `{final.parent.name}` | {f['steps']:,} | {device_label(f)} |"
+        rows.append(f"| `{final.parent.name}` | {f['last_step']:,} | {device_label(f)} |"
                     f" {f.get('threads', '?')} | {minutes:.1f} min | `runs/{final.parent.name}/final.json` |")
     rows += sweep_timing_rows(root / "sweeps")
     if len(rows) == 2:
@@ -325,9 +327,9 @@ def device_label(record: dict) -> str:
 def steps_text(done: list[dict]) -> str:
     """The steps a sweep's runs trained: '30,000 each', or for runs stopped once decided '12,000 each
     (101 stopped early, at 2,501-9,301)'."""
-    budgets = sorted({r.get("step_budget") or r["steps"] for r in done})
+    budgets = sorted({r.get("step_budget") or r["last_step"] for r in done})
     text = f"{', '.join(f'{s:,}' for s in budgets)} each"
-    early = [r["steps"] for r in done if r.get("stopped_early")]
+    early = [r["last_step"] for r in done if r.get("stopped_early")]
     return text + (f" ({len(early)} stopped early, at {min(early):,}–{max(early):,})" if early else "")
 
 

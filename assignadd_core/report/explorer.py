@@ -238,7 +238,7 @@ def stop_entry(run, step: int | None) -> dict:
     from ..core.data import POOL_NAMES
     if step is None:
         final = run.final()
-        return {"step": int(final["steps"]), "final": True,
+        return {"step": int(final["last_step"]), "final": True,
                 "accuracy": {name: round(float(final["pools"][name]), 4) for name in POOL_NAMES}}
     metrics = run.metrics()
     row = metrics[metrics["step"] == step]

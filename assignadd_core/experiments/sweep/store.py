@@ -12,7 +12,7 @@ from ...analysis.sweep_records import finished
 from ...core.checkpoint import atomic_write_text
 from ...core.data import EXACT_NAMES, POOL_NAMES
 from ...core.locks import exclusive
-from ...core.run_folder import DEFAULT_ROOT
+from ...core.run_folder import DEFAULT_ROOT, upgraded
 from .grid import Sweep
 
 # C2 on every point: held-out pairs whose swap (n2, n1) is held out too, and those whose swap is trained on
@@ -63,7 +63,7 @@ def read_records(path: Path) -> list[dict]:
 def latest_records(path: Path) -> dict[str, dict]:
     latest: dict[str, dict] = {}
     for record in read_records(path):
-        latest[record["key"]] = record
+        latest[record["key"]] = upgraded(record)
     return latest
 
 
@@ -100,7 +100,7 @@ RUN_COLUMNS = ("wall_time_s", "run_time_s", "device", "device_name", "threads", 
 
 def flat_row(record: dict) -> dict:
     row = {"key": record["key"], "status": record["status"], "seed": record["seed"], **record["params_bare"],
-           **replicate_columns(record), "steps": record.get("steps"), "step_budget": record.get("step_budget"),
+           **replicate_columns(record), "last_step": record.get("last_step"), "step_budget": record.get("step_budget"),
            "metric": record["metric"], "value": record.get("value")}
     if row["step_budget"] is None:  # a run that never stopped early (or was recorded before early stops)
         del row["step_budget"]
@@ -123,7 +123,7 @@ def results_frame(sweep: Sweep, results_dir: Path | None = None) -> pd.DataFrame
     rows = [flat_row(r) for r in latest_records(results_path(sweep, results_dir)).values()]
     frame = pd.DataFrame(rows)
     if frame.empty:
-        return pd.DataFrame(columns=["key", "status", "seed", *sweep.fields, "steps", "metric", "value",
+        return pd.DataFrame(columns=["key", "status", "seed", *sweep.fields, "last_step", "metric", "value",
                                      *(f"exact_{name}" for name in EXACT_NAMES), *POOL_NAMES, *CONTROLS, *RUN_COLUMNS])
     order = [*sweep.fields, "seed", *(c for c in REPLICATE_COLUMNS[1:] + ("mode",) if c in frame)]
     return frame.sort_values(order, kind="stable").reset_index(drop=True)

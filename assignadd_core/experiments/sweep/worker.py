@@ -103,7 +103,7 @@ def _record_done(task: dict, run, record: dict) -> None:
         Path(task["metrics_dir"]).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run.metrics_path, Path(task["metrics_dir"]) / f"{task['key']}.csv")
     shutil.rmtree(run.resume_dir, ignore_errors=True)  # optimizer state: only needed while unfinished
-    record.update(status="done", steps=final["steps"], step_budget=final.get("step_budget"),
+    record.update(status="done", last_step=final["last_step"], step_budget=final.get("step_budget"),
                   stopped_early=final.get("stopped_early"), exact=final["exact"], pools=final["pools"],
                   controls=run_controls(run), wall_time_s=final["wall_time_s"],
                   **{k: final.get(k) for k in RECORDED})
