@@ -224,7 +224,7 @@ def test_progress_bar_by_default(tiny_config, tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------- what the files hold
 def test_final_json_is_indented_and_names_the_machine(tiny_run, monkeypatch):
     text = tiny_run.final_path.read_text()
-    assert text.startswith('{\n  "steps": 30,\n') and text.endswith("}\n")
+    assert text.startswith('{\n  "last_step": 30,\n') and text.endswith("}\n")
     final = json.loads(text)
     assert final["device"] == "cpu" and final["device_name"] == trainer.cpu_name()
 

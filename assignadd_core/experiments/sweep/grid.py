@@ -241,6 +241,8 @@ def odds_diagonal(point: "Point") -> bool:
 def odds_wrapped_diagonal(point: "Point") -> int:
     """Run order of the design: wrapped diagonals (init i with data i + d, mod 8) one after the other, each holding
     every initialization and every data order once, so a design stopped early is still balanced."""
+    if point.seed not in ODDS_DATA:  # a seed chosen with --seeds outside the design: after the design's points
+        return len(ODDS_DATA)
     return (ODDS_DATA.index(point.seed) - ODDS_INITS.index(point.params["train.init_seed"])) % len(ODDS_DATA)
 
 
