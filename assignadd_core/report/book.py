@@ -303,12 +303,12 @@ def write_toc(path: Path = TOC) -> str:
 
 def timings_table(runs_root: Path | None = None) -> str:
     """Markdown table of the wall time of every finished run under runs/ (read from its final.json)."""
-    from ..core.run_folder import upgraded  # a final.json written before `last_step` says `steps`
+    from ..core.run_folder import Run  # its final() reads a final.json under the current key names
 
     root = Path(runs_root or ROOT / "runs")
     rows = ["| run | steps | device | threads | wall time | source |", "|---|---|---|---|---|---|"]
     for final in sorted(root.glob("*/final.json")):
-        f = upgraded(json.loads(final.read_text()))
+        f = Run(final.parent).final()
         minutes = f["wall_time_s"] / 60
         rows.append(f"| `{final.parent.name}` | {f['last_step']:,} | {device_label(f)} |"
                     f" {f.get('threads', '?')} | {minutes:.1f} min | `runs/{final.parent.name}/final.json` |")
