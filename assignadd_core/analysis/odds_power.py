@@ -13,6 +13,8 @@ Three scenarios, each `sims` designs of the real design's size:
 """
 from __future__ import annotations
 
+from datetime import date
+
 import numpy as np
 import pandas as pd
 
@@ -71,11 +73,12 @@ def power(fit: dict, n_init: int, n_data: int, sims: int = 200, seed: int = 0) -
 
 def report(cells: pd.DataFrame, sims: int = 200, seed: int = 0) -> dict:
     """The whole calculation as one JSON-ready record, from the crossed design's eager and compiled runs
-    (`odds.complete_cells`): the fit it simulates from (posterior medians and 95 % intervals) and the power table."""
+    (`odds.complete_cells`): the day it was computed, the fit it simulates from (posterior medians and 95 %
+    intervals) and the power table."""
     fit = odds.fit_crossed(cells, seed=seed)
     n_init, n_data = cells["init"].nunique(), cells["data"].nunique()
     table = power(fit, n_init, n_data, sims=sims, seed=seed)
     summary = {**{f"sd_{f}": odds.interval(fit["sd"][f]) for f in odds.FACTORS},
                "intercept": odds.interval(fit["intercept"]), "compiled": odds.interval(fit["mode"])}
-    return {"runs": int(len(cells)), "cells": int(n_init * n_data), "replicates": len(REPLICATE_KINDS),
+    return {"computed": date.today().isoformat(), "runs": int(len(cells)), "cells": int(n_init * n_data), "replicates": len(REPLICATE_KINDS),
             "fit": summary, "level": LEVEL, "sims": sims, "seed": seed, "power": table.to_dict(orient="records")}
