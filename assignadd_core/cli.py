@@ -445,12 +445,13 @@ def _power_r2(args) -> int:
 
     from .analysis import composition, odds, odds_power
     from .experiments.sweep import SWEEPS, results_frame
-    from .experiments.sweep.store import finished_metrics, sweeps_dir
+    from .experiments.sweep.store import sweeps_dir
     design = SWEEPS["composition_odds"]
     records = results_frame(design)
     if records.empty:
         raise ConfigError(f"no results of {design.name} under {sweeps_dir()}: R2's power is simulated from its runs")
-    cells = odds.complete_cells(composition.study_table(records, finished_metrics(design, records)))
+    # the model reads each run's cell, mode and outcome only: no run's metrics (its phase steps) are needed
+    cells = odds.complete_cells(composition.study_table(records, {}))
     out = odds_power.report(cells, sims=args.sims, seed=args.seed)
     path = args.out or sweeps_dir() / "r2_power.json"
     path.write_text(json.dumps(out, indent=1) + "\n")

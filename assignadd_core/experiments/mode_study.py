@@ -50,8 +50,9 @@ REPLAY_STEPS: int  # the modes part before it
 
 
 def _from_study() -> dict:
-    return {"STUDY_SEED": current()["runs"]["mode_seed"], "REPLAY_STEPS": current()["modes"]["replay_steps"],
-            "DIFFERENCE_STEPS": tuple(current()["modes"]["difference_steps"])}
+    study = current()
+    return {"STUDY_SEED": study["runs"]["mode_seed"], "REPLAY_STEPS": study["modes"]["replay_steps"],
+            "DIFFERENCE_STEPS": tuple(study["modes"]["difference_steps"])}
 
 
 _study = __getattr__ = on_first_use(globals(), _from_study)  # STUDY_SEED, DIFFERENCE_STEPS, REPLAY_STEPS

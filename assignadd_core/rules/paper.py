@@ -25,7 +25,8 @@ def _number(key: str) -> PaperNumber:
     return PaperNumber(tuple(value) if isinstance(value, list) else value, entry["where"])
 
 
-# The paper's numbers, read from the study on first use: each name's key in the profile's paper_numbers.
+# The paper's numbers, read from the study on first use: each under its name in lower case in the profile's
+# paper_numbers.
 HELDOUT_EXACT: PaperNumber
 JUMP_STEPS: PaperNumber
 REFINEMENT_STEPS: PaperNumber
@@ -35,13 +36,10 @@ F_THRESHOLD: PaperNumber
 R_THRESHOLD: PaperNumber
 SEEDS_SHOWN: PaperNumber
 N_PARAMS: PaperNumber
-NUMBERS = {"HELDOUT_EXACT": "heldout_exact", "JUMP_STEPS": "jump_steps", "REFINEMENT_STEPS": "refinement_steps",
-           "MAIN_STEPS": "main_steps", "SWEEP_STEPS": "sweep_steps", "F_THRESHOLD": "f_threshold",
-           "R_THRESHOLD": "r_threshold", "SEEDS_SHOWN": "seeds_shown", "N_PARAMS": "n_params"}
 
 
 def _from_study() -> dict:
-    return {name: _number(key) for name, key in NUMBERS.items()}
+    return {name: _number(name.lower()) for name in _study.declared}
 
 
 _study = __getattr__ = on_first_use(globals(), _from_study)

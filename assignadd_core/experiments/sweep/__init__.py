@@ -54,6 +54,6 @@ __all__ = ["CONTROLS", "EXECUTORS", "FINISHED", "PAPER_SWEEP_STEPS", "RECORDED",
 def __getattr__(name: str):
     """SWEEPS, PAPER_SWEEP_STEPS, SWEEP_EVAL_EVERY: the study's, on first use (`designs`)."""
     if name in ("SWEEPS", "PAPER_SWEEP_STEPS", "SWEEP_EVAL_EVERY"):
-        from . import designs
-        return getattr(designs, name)
+        from .designs import PAPER_SWEEP_STEPS, SWEEP_EVAL_EVERY, SWEEPS
+        return {"SWEEPS": SWEEPS, "PAPER_SWEEP_STEPS": PAPER_SWEEP_STEPS, "SWEEP_EVAL_EVERY": SWEEP_EVAL_EVERY}[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

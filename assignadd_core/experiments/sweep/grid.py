@@ -18,7 +18,7 @@ def get_sweep(name: str) -> Sweep:
 def __getattr__(name: str):
     """`grid.SWEEPS`, `grid.ODDS_INITS`, ...: the study's sweeps and their design values, from `designs`."""
     if not name.startswith("__"):
-        from . import designs
+        import assignadd_core.experiments.sweep.designs as designs  # the module itself, not its package
         if hasattr(designs, name):
             return getattr(designs, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
