@@ -215,3 +215,19 @@ def test_a_gradual_learner_composed_without_a_sharp_jump():
     assert steps["composed"].tolist() == [True, False]
     assert steps["sharp_jump"].tolist() == [False, True]
     assert steps["all_three"].tolist() == [False, False]
+
+
+def test_the_sign_tests_power_counts_the_pairs_it_needs():
+    from assignadd_core.rules.stats import sign_test_power
+    eight = sign_test_power(8, 0.9, 0.05)
+    assert eight["needed"] == 7  # 7 of 8: p = 9/256 = 0.035; 6 of 8: p = 37/256 = 0.145
+    assert eight["power"] == pytest.approx(0.9 ** 8 + 8 * 0.9 ** 7 * 0.1)
+    assert sign_test_power(4, 1.0, 0.05) == {"pairs": 4, "needed": None, "later": 1.0, "power": 0.0}  # p >= 1/16
+    assert sign_test_power(8, 0.5, 0.05)["power"] < 0.05  # under the null: the test's size
+
+
+def test_fishers_power_is_its_size_under_the_null_and_grows_with_the_gap():
+    from assignadd_core.rules.stats import fisher_power
+    assert fisher_power(12, 0.6, 32, 0.6, 0.05) < 0.05
+    assert fisher_power(12, 0.95, 32, 0.6, 0.05) > fisher_power(12, 0.8, 32, 0.6, 0.05)
+    assert fisher_power(3, 1.0, 32, 0.6, 0.05) < 0.01  # 3 of 3 rejects only where the 32 fall to 10 or fewer
