@@ -28,7 +28,6 @@ def test_clopper_pearson_interval(k, n, low, high):
 
 
 def test_shortcut_rules_on_sequences_where_they_disagree():
-    import torch
     import handbuilt
     from assignadd_core.core.data import Vocab
     solver = handbuilt.exact_model()
@@ -202,8 +201,6 @@ def test_eq_attention_by_query_on_the_exact_solver_and_a_rigged_head():
 def test_a_gradual_learner_composed_without_a_sharp_jump():
     """Variable assignment learned over ~4,000 steps (no one-interval rise of 0.1, like seed 51): composed,
     but no sharp jump and so not all three phases; a run whose 1-var accuracy ends under 0.9 did not compose."""
-    import numpy as np
-
     from test_phases import sigmoid
     gradual = synthetic(jump=4000, refinement=15000)
     steps_axis = gradual["step"].to_numpy()
