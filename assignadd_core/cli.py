@@ -335,11 +335,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     po = sub.add_parser("power", help="C9's power calculation from the r sweep's runs: the chance that C9's interval"
                                       " is narrow enough for 5, 10, 15 and 20 seeds, and the step budget"
-                                      " (writes runs/sweeps/c9_power.json)")
+                                      " (writes runs/sweeps/c9_power.json); `power r2`: the power of R2's tests"
+                                      " with four replicates a cell, from the crossed design's eager and compiled"
+                                      " runs (writes runs/sweeps/r2_power.json)")
+    po.add_argument("which", nargs="?", choices=("c9", "r2"), default="c9", help="whose power (default c9)")
     po.add_argument("--sims", type=int, default=200, help="simulated data sets per seed count (default 200)")
     po.add_argument("--seed", type=int, default=0, help="the simulation's random seed (default 0)")
     po.add_argument("--out", type=Path, default=None,
-                    help="where to write the JSON (default runs/sweeps/c9_power.json)")
+                    help="where to write the JSON (default runs/sweeps/c9_power.json or r2_power.json)")
     po.set_defaults(func=cmd_power)
 
     from .experiments.sweep import register_cli  # the sweep command lives next to its code
@@ -413,6 +416,8 @@ def cmd_power(args) -> int:
     from .experiments.sweep.store import sweeps_dir
     if args.sims < 10:
         raise ConfigError(f"--sims must be at least 10, got {args.sims}")
+    if args.which == "r2":
+        return _power_r2(args)
     results = sweeps_dir() / "r_sweep.csv"
     if not results.is_file():
         raise ConfigError(f"no results of the r sweep at {results}: the power calculation reads its runs")
@@ -432,6 +437,28 @@ def cmd_power(args) -> int:
     b = out["budget"]
     print(f"chosen: {out['chosen_seeds']} seeds; composed runs at r >= 0.2 whose union succeeds:"
           f" {b['succeeded']} of {b['composed_runs_from_r_0.2']}; written {path}")
+    return 0
+
+
+def _power_r2(args) -> int:
+    import json
+
+    from .analysis import composition, odds, odds_power
+    from .experiments.sweep import SWEEPS, results_frame
+    from .experiments.sweep.store import sweeps_dir
+    design = SWEEPS["composition_odds"]
+    records = results_frame(design)
+    if records.empty:
+        raise ConfigError(f"no results of {design.name} under {sweeps_dir()}: R2's power is simulated from its runs")
+    # the model reads each run's cell, mode and outcome only: no run's metrics (its phase steps) are needed
+    cells = odds.complete_cells(composition.study_table(records, {}))
+    out = odds_power.report(cells, sims=args.sims, seed=args.seed)
+    path = args.out or sweeps_dir() / "r2_power.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    for row in out["power"]:
+        print(f"{row['scenario']:>18}, {row['test']:>4} test: rejects in {row['rejected']} of {row['sims']}"
+              f" ({row['rate']:.0%}, 95 % interval {row['low']:.0%}-{row['high']:.0%})")
+    print(f"from {out['runs']} runs of {design.name}; written {path}")
     return 0
 
 

@@ -10,7 +10,8 @@ rules below; every other one runs exactly as written. What the rules change, and
   divided by 2,000 (at least 20);
 * `sweep run`: `--steps 20 --points 1`, one seed;
 * `generality run`: `--steps 20 --shapes mod97` (its share of the three mod-97 runs, 20 steps each);
-* `power`: `--sims 10` (10 simulated data sets per seed count instead of 200);
+* `power`: `--sims 10` (10 simulated data sets per seed count instead of 200); `power r2`: `--sims 10` on the
+  committed crossed design;
 * `rescue` (seven branches of 10,000 steps from seed 43's saved state): in an empty runs folder, its one-line
   refusal (tests/test_rescue.py trains tiny branches);
 * papermill on a chapter: `-p steps 60 -p overrides <tiny>`; `book execute --profile P`: P with the same
@@ -343,6 +344,9 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
         return [Step(head, ok("mod97_seed42", "layers3_heads2_seed44"))]
     if re.match(py + r" power$", head):  # 200 simulated data sets per seed count: here 10
         return [Step(f"{head} --sims 10", ok("seeds: interval no wider than", "chosen:"), adds=("sweeps/r_sweep.csv",))]
+    if re.match(py + r" power r2( --sims \d+)?$", head):  # 200 (or 20) simulated designs: here 10, on the committed design
+        return [Step(re.sub(r" --sims \d+", "", head) + " --sims 10", ok("cell test: rejects in", "written"),
+                     adds=("sweeps/composition_odds.jsonl", "sweeps/composition_odds.csv"))]
     if re.match(py + r" sweep list$", head):
         return [Step(head, ok("f_sweep", "r_sweep"))]
     if re.match(py + r" sweep (status|annotate) f_sweep$", head):

@@ -7,6 +7,7 @@ import pytest
 
 from assignadd_core.report import claims, front_page
 from assignadd_core.report.claims import CLAIMS
+from assignadd_core.rules import paper
 from assignadd_core.core.run_folder import DEFAULT_ROOT
 
 
@@ -30,7 +31,7 @@ def test_hero_is_a_plotly_div_of_the_main_run():
     payload = json.loads(re.search(r"var f = (\{.*?\});", html).group(1))
     assert [t["name"].split(" (")[0] for t in payload["data"]] == ["0-var train", "1-var train",
                                                                   "var-restricted pools, mean"]
-    assert max(payload["data"][0]["x"]) <= front_page.HERO_MAX_STEP and len(payload["data"][1]["y"]) > 100
+    assert max(payload["data"][0]["x"]) <= paper.MAIN_STEPS.value and len(payload["data"][1]["y"]) > 100
 
 
 def test_update_rewrites_between_markers_only_and_is_idempotent(tmp_path):

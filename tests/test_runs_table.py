@@ -28,6 +28,7 @@ def test_every_folder_and_sweep_is_listed_with_its_finished_runs(tmp_path):
     _run(tmp_path / "somewhere" / "a" / "run", 100, 0.1)
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "c9_power.json").write_text("{}")
+    (tmp_path / "sweeps" / "r2_power.json").write_text("{}")
     (tmp_path / "sweeps" / "old_sweep.jsonl").write_text("")
     table = runs_table.committed_runs(tmp_path)
     rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines()[2:]}
@@ -37,6 +38,7 @@ def test_every_folder_and_sweep_is_listed_with_its_finished_runs(tmp_path):
     assert "`seed43`'s final state" in rows["`rescue/`"] and "50,000 steps | 1 of 1 finished" in rows["`rescue/`"]
     assert runs_table.UNKNOWN in rows["`somewhere/`"]  # a folder nobody describes is listed, never left out
     assert "power calculation" in rows["`sweeps/c9_power.json`"]
+    assert "power r2" in rows["`sweeps/r2_power.json`"]
     assert "does not plan" in rows["`sweeps/old_sweep.jsonl`"]
     stated = rows["`sweeps/`: stated, not run yet"]  # no results file: every sweep is stated, none run
     assert all(f"`{name}` ({len(sweep.points())} points)" in stated for name, sweep in SWEEPS.items())

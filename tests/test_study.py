@@ -36,8 +36,8 @@ def test_a_missing_profile_is_named_with_the_ones_there_are():
 
 def test_a_follow_up_study_is_a_profile_named_in_the_environment(tmp_path):
     """A copy of the paper's profile with its own overrides, main run and steps, named by ASSIGNADD_STUDY: the sweeps
-    start from its overrides, the chapters read its runs, the paper's module its numbers (a fresh process: the
-    profile is read at import)."""
+    start from its overrides, the chapters read its runs, the paper's module its numbers (a fresh process: this one
+    has read the paper's)."""
     import os
     import subprocess
     import sys
@@ -70,3 +70,53 @@ def test_naming_another_study_after_the_first_read_is_refused_in_one_line(monkey
     assert "\n" not in str(error.value)
     monkeypatch.delenv(study.STUDY_ENV)
     assert study.current() is study.profile("paper")
+
+
+def test_importing_the_package_reads_no_study_and_the_study_is_named_after_import(tmp_path):
+    """Every module imports without reading a profile (but `sweep.designs`, the study's sweeps, which the others import
+    on first use); the first use reads the study named then (set here after every import), and the rules, sweeps and
+    plans all take that study's values."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+    follow_up = yaml.safe_load((study.STUDIES / "paper.yaml").read_text())
+    follow_up["overrides"] = {"task.modulus": 97}
+    follow_up["paper_numbers"]["r_threshold"]["value"] = 0.3
+    follow_up["c10"]["onset"]["window"] = 1234
+    follow_up["runs"]["mode_seed"] = 77
+    path = tmp_path / "mod97.yaml"
+    path.write_text(yaml.safe_dump(follow_up))
+    probe = f"""
+import importlib, os, pkgutil, sys
+import assignadd_core
+from assignadd_core.rules import study
+names = [m.name for m in pkgutil.walk_packages(assignadd_core.__path__, "assignadd_core.")
+         if not m.name.endswith(("__main__", "sweep.designs"))]
+for name in names:
+    importlib.import_module(name)
+assert study._FIRST_READ == [], study._FIRST_READ
+os.environ[study.STUDY_ENV] = {str(path)!r}
+from assignadd_core.rules import verdicts
+from assignadd_core.experiments import mode_study
+from assignadd_core.experiments.sweep import grid
+print(len(names), verdicts.C9_INCONCLUSIVE_WIDTH, verdicts.C10_WINDOW, "1,234 steps" in verdicts.RULES["C10"],
+      grid.SWEEPS["r_sweep"].base["task.modulus"], mode_study.study_root().name)
+"""
+    env = {key: value for key, value in os.environ.items() if key != study.STUDY_ENV}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    modules, width, window, in_words, modulus, root = out.stdout.split()
+    assert int(modules) > 60 and (width, window, in_words, modulus, root) == ("0.3", "1234", "True", "97", "seed77")
+
+
+def test_a_study_values_module_attribute_is_read_once_and_unknown_names_fail_plainly():
+    from assignadd_core.experiments import generality_runs as shapes
+    assert shapes.STEPS == study.profile("generality")["steps"] and "STEPS" in vars(shapes)  # stored on first use
+    with pytest.raises(AttributeError, match="has no attribute 'NOT_A_VALUE'"):
+        shapes.NOT_A_VALUE  # noqa: B018
+    with pytest.raises(AttributeError):
+        shapes.__wrapped__  # noqa: B018  (a probe for a dunder never reads the study)
+    with pytest.raises(AttributeError, match="has no attribute 'NOT_A_SWEEP'"):
+        grid.NOT_A_SWEEP  # noqa: B018

@@ -37,7 +37,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core.data import VAR_RESTRICTED
-from ..rules.paper import JUMP_STEPS, REFINEMENT_STEPS, steps_text
+from ..rules import paper
+from ..rules.paper import steps_text
+from ..rules.study import on_first_use
 from ..rules.verdicts import LEARNED_LEVEL
 
 ADDITION_LEVEL = 0.95
@@ -51,7 +53,15 @@ FINAL_ROWS = 10
 END_TOLERANCE = 0.05
 PLATEAU_ROWS, PLATEAU_BAND = 10, 0.04
 JUMP_SIGNAL = ("1var_train", "2var_train")
-PAPER_STEPS = {"jump": JUMP_STEPS.value, "refinement": REFINEMENT_STEPS.value}
+PAPER_STEPS: dict  # the paper's jump and refinement windows, read from the study on first use
+
+
+def _from_study() -> dict:
+    return {"PAPER_STEPS": {"jump": paper.JUMP_STEPS.value, "refinement": paper.REFINEMENT_STEPS.value}}
+
+
+_study = __getattr__ = on_first_use(globals(), _from_study)  # PAPER_STEPS, read on first use
+
 JUMP_RULE_HISTORY = (
     ("2026-11", "The jump was the largest sustained one-interval rise of the mean of 1-var train, 2-var train and"
                 " measure 3. A one-row flicker of measure 3 put seed 51's jump at 10,401, long after its 1-var"
@@ -164,5 +174,6 @@ def detect_phases(metrics: pd.DataFrame) -> dict:
 def phases_table(runs: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per run with its detected steps, plus the paper's row for comparison."""
     rows = [{"run": name, **detect_phases(metrics)} for name, metrics in runs.items()]
-    rows.append({"run": "paper", "jump": steps_text(JUMP_STEPS), "refinement": f"~{steps_text(REFINEMENT_STEPS)}"})
+    rows.append({"run": "paper", "jump": steps_text(paper.JUMP_STEPS),
+                 "refinement": f"~{steps_text(paper.REFINEMENT_STEPS)}"})
     return pd.DataFrame(rows)

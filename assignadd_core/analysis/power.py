@@ -23,7 +23,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..rules.verdicts import C9_INCONCLUSIVE_WIDTH, THRESHOLD_LEVEL, composed
+from ..rules import verdicts
+from ..rules.verdicts import THRESHOLD_LEVEL, composed
 
 QUADRATURE_NODES = 30
 SIM_RESAMPLES = 400  # seed resamples per simulated data set (the verdict uses C9_RESAMPLES, 2,000)
@@ -94,9 +95,11 @@ def simulate(model: dict, low_values, high_values, n_seeds: int, high_seeds: int
 
 
 def power(model: dict, low_values, high_values, seed_counts=SEED_COUNTS, high_seeds: int = 2, sims: int = 200,
-          resamples: int = SIM_RESAMPLES, width: float = C9_INCONCLUSIVE_WIDTH, seed: int = 0) -> pd.DataFrame:
+          resamples: int = SIM_RESAMPLES, width: float | None = None, seed: int = 0) -> pd.DataFrame:
     """Per seed count: the share of simulated data sets whose C9 interval is no wider than `width` (with its exact
-    95 % interval over the simulations), and the median width. Resampling inside uses `resamples`."""
+    95 % interval over the simulations), and the median width (`width` None: C9's, `verdicts.C9_INCONCLUSIVE_WIDTH`).
+    Resampling inside uses `resamples`."""
+    width = verdicts.C9_INCONCLUSIVE_WIDTH if width is None else width
     from ..rules.stats import Rate
     from .thresholds import logistic_threshold
     rng = np.random.default_rng(seed)
@@ -170,7 +173,7 @@ def report(done: pd.DataFrame, metrics_of, low_values, high_values, sims: int = 
     repaired = budget["table"]["repair_step"].dropna() if budget["runs"] else pd.Series(dtype=float)
     return {"model": model, "threshold_at_mean_seed": -model["success"]["a"] / model["success"]["b"],
             "power": table.to_dict(orient="records"), "chosen_seeds": choose_seeds(table),
-            "width": C9_INCONCLUSIVE_WIDTH, "sims": sims, "resamples": SIM_RESAMPLES, "seed": seed,
+            "width": verdicts.C9_INCONCLUSIVE_WIDTH, "sims": sims, "resamples": SIM_RESAMPLES, "seed": seed,
             "budget": {"composed_runs_from_r_0.2": budget["runs"], "succeeded": budget["succeeded"],
                        "with_metrics": budget["with_metrics"], "repaired_in_last_third": budget["late"],
                        "not_repaired_by_the_end": budget["unrepaired"], "budget_steps": budget["budget"],

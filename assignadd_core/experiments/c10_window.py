@@ -28,11 +28,21 @@ from ..analysis.steering import first_composed
 from ..core.config import RunConfig
 from ..core.run_folder import DEFAULT_ROOT, Run
 from ..rules.stats import mcnemar_exact, t_interval
-from ..rules.study import current
+from ..rules.study import current, on_first_use
 
-_WINDOW = current()["c10"]["window"]  # the study profile's seeds and length of this reading
-COMPOSING_SEEDS, STUCK_SEEDS = tuple(_WINDOW["composing"]), tuple(_WINDOW["stuck"])
-READ_TO = int(_WINDOW["read_to"])
+# The study profile's seeds and length of this reading (c10.window), read on first use.
+COMPOSING_SEEDS: tuple[int, ...]
+STUCK_SEEDS: tuple[int, ...]
+READ_TO: int
+
+
+def _from_study() -> dict:
+    window = current()["c10"]["window"]
+    return {"COMPOSING_SEEDS": tuple(window["composing"]), "STUCK_SEEDS": tuple(window["stuck"]),
+            "READ_TO": int(window["read_to"])}
+
+
+_study = __getattr__ = on_first_use(globals(), _from_study)  # COMPOSING_SEEDS, STUCK_SEEDS, READ_TO
 
 
 def study_root(root: Path | None = None) -> Path:
@@ -43,12 +53,15 @@ def table_path(root: Path | None = None) -> Path:
     return Path(root or DEFAULT_ROOT) / "theory" / "c10_window.csv"
 
 
-def study_config(seed: int, steps: int = READ_TO) -> RunConfig:
-    return RunConfig().replace(seed=seed, steps=steps)
+def study_config(seed: int, steps: int | None = None) -> RunConfig:
+    _study.read()
+    return RunConfig().replace(seed=seed, steps=steps or READ_TO)
 
 
-def train_seeds(seeds=None, root: Path | None = None, progress: bool = True, steps: int = READ_TO) -> dict[int, Run]:
-    """Train (or resume) each seed with every checkpoint kept; finished runs are left as they are."""
+def train_seeds(seeds=None, root: Path | None = None, progress: bool = True, steps: int | None = None) -> dict[int, Run]:
+    """Train (or resume) each seed (default: the study's) with every checkpoint kept, to `steps` (default READ_TO);
+    finished runs are left as they are."""
+    _study.read()
     from .threads import set_threads
     from .training import train
     set_threads(1)
@@ -150,6 +163,7 @@ def matched_state(table: pd.DataFrame, metrics: dict[int, pd.DataFrame]) -> pd.D
 
 def study_metrics(root: Path | None = None) -> dict[int, pd.DataFrame]:
     """The window study's seeds' metrics tables (committed without their checkpoints)."""
+    _study.read()
     return {seed: Run(study_root(root) / f"seed{seed}").metrics() for seed in (*COMPOSING_SEEDS, *STUCK_SEEDS)}
 
 

@@ -24,15 +24,29 @@ from typing import NamedTuple
 from ..analysis import sweep_records
 from ..core.config import ConfigError, RunConfig
 from ..core.run_folder import DEFAULT_ROOT
-from ..rules.study import profile, run_name
+from ..rules.study import on_first_use, profile, run_name
 
-STUDY = profile("generality")
-STEPS = STUDY["steps"]
-SEEDS = tuple(STUDY["seeds"])
-SHAPES = {name: {key: tuple(v) if isinstance(v, list) else v for key, v in shape["overrides"].items()}
-          for name, shape in STUDY["shapes"].items()}
-SHAPE_NAMES = {"paper": STUDY["paper_label"], **{name: shape["label"] for name, shape in STUDY["shapes"].items()}}
-ROOT = DEFAULT_ROOT / STUDY["folder"]
+
+# The plan, from the study profile `studies/generality.yaml`, read on first use.
+STUDY: dict
+STEPS: int  # each run's
+SEEDS: tuple[int, ...]
+SHAPES: dict[str, dict]  # each shape's config changes
+SHAPE_NAMES: dict[str, str]  # each shape in words ("paper" too)
+ROOT: Path  # the runs' folder
+
+
+def _from_study() -> dict:
+    study = profile("generality")
+    return {"STUDY": study, "STEPS": study["steps"], "SEEDS": tuple(study["seeds"]),
+            "SHAPES": {name: {key: tuple(v) if isinstance(v, list) else v for key, v in shape["overrides"].items()}
+                       for name, shape in study["shapes"].items()},
+            "SHAPE_NAMES": {"paper": study["paper_label"],
+                            **{name: shape["label"] for name, shape in study["shapes"].items()}},
+            "ROOT": DEFAULT_ROOT / study["folder"]}
+
+
+_study = __getattr__ = on_first_use(globals(), _from_study)  # STUDY, STEPS, SEEDS, SHAPES, SHAPE_NAMES, ROOT
 
 
 class Planned(NamedTuple):
@@ -43,25 +57,29 @@ class Planned(NamedTuple):
 
 
 def check_shape(shape: str) -> None:
+    _study.read()
     if shape not in SHAPES:
         raise ConfigError(f"unknown shape {shape!r}; the study's shapes are {', '.join(SHAPES)}")
 
 
-def shape_config(shape: str, seed: int, steps: int = STEPS) -> RunConfig:
+def shape_config(shape: str, seed: int, steps: int | None = None) -> RunConfig:
+    """A shape's run config at `seed`, for `steps` (default the study's STEPS)."""
     check_shape(shape)
-    return RunConfig().replace(**SHAPES[shape], **{"train.seed": seed, "train.steps": steps})
+    return RunConfig().replace(**SHAPES[shape], **{"train.seed": seed, "train.steps": steps or STEPS})
 
 
-def plan(steps: int = STEPS) -> list[Planned]:
+def plan(steps: int | None = None) -> list[Planned]:
     """Every planned run, seed by seed (a study stopped early has every shape), the slow 3-layer shape last within
     each seed; `steps` other than the study's names the runs `<shape>_seed<seed>_s<steps>` (a quick look, never
     mistaken for the study's runs)."""
+    _study.read()
+    steps = steps or STEPS
     suffix = "" if steps == STEPS else f"_s{steps}"
     return [Planned(run_name(shape, seed) + suffix, shape, seed, shape_config(shape, seed, steps))
             for seed in SEEDS for shape in SHAPES]
 
 
-def part_of_plan(part: int, of: int, steps: int = STEPS) -> list[Planned]:
+def part_of_plan(part: int, of: int, steps: int | None = None) -> list[Planned]:
     """The runs one of `of` processes trains: the fast shapes and the 3-layer runs dealt out separately, so each
     process gets an even share of both."""
     if not 1 <= part <= of:
@@ -78,11 +96,14 @@ def finished(root: Path, name: str) -> bool:
     return (root / name / "final.json").exists()
 
 
-def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: bool = True,
-             shapes: list[str] | None = None, steps: int = STEPS, device: str = "cpu") -> list[str]:
-    """Train this part's runs that are not finished (each resumes where it stopped), only those of `shapes` if
-    given, on `device`; the names trained. On a GPU each shape's runs train as one stack (`stacked`)."""
+def run_part(part: int, of: int, root: Path | None = None, threads: int = 1, progress: bool = True,
+             shapes: list[str] | None = None, steps: int | None = None, device: str = "cpu") -> list[str]:
+    """Train this part's runs (`steps` each, default the study's) that are not finished under `root` (default ROOT;
+    each resumes where it stopped), only those of `shapes` if given, on `device`; the names trained. On a GPU each
+    shape's runs train as one stack (`stacked`)."""
     import torch
+    _study.read()
+    root = ROOT if root is None else root
 
     from . import training
     for shape in shapes or ():
@@ -104,8 +125,11 @@ def run_part(part: int, of: int, root: Path = ROOT, threads: int = 1, progress: 
     return [item.name for item in todo]
 
 
-def status(root: Path = ROOT) -> list[dict]:
-    """One row per planned run: its name, shape, seed and whether it finished (and its last logged step)."""
+def status(root: Path | None = None) -> list[dict]:
+    """One row per planned run (under `root`, default ROOT): its name, shape, seed and whether it finished (and its
+    last logged step)."""
+    _study.read()
+    root = ROOT if root is None else root
     rows = []
     for item in plan():
         metrics = root / item.name / "metrics.csv"

@@ -37,27 +37,43 @@ from ..core.config import ConfigError, RunConfig
 from ..analysis.quantities import DIFFERENCE_BATCHES, DIFFERENCE_VALUES
 from ..core.run_folder import DEFAULT_ROOT, Run
 from ..analysis.series import across, series
-from ..rules.study import current
+from ..rules.study import current, on_first_use
 
-STUDY_SEED = current()["runs"]["mode_seed"]  # eager fails and compiled composes, on two CPUs (the study profile)
 MODES = {"eager": ("off", "fp32"), "compiled": ("on", "fp32"), "fp64": ("off", "fp64"),
          "compiled_attention": ("attention", "fp32"), "compiled_mlp": ("mlp", "fp32"),
          "compiled_unembed": ("unembed", "fp32")}
-DIFFERENCE_STEPS = tuple(current()["modes"]["difference_steps"])  # eager checkpoints where the step difference is read
 REPLAY_MODES = ("eager", "compiled", "fp64")  # the modes the measurements compare
-REPLAY_STEPS = current()["modes"]["replay_steps"]  # the modes part before it (the study profile says where)
+# From the study profile, read on first use:
+STUDY_SEED: int  # eager fails and compiled composes, on two CPUs
+DIFFERENCE_STEPS: tuple[int, ...]  # eager checkpoints where the compiled step's difference is read
+REPLAY_STEPS: int  # the modes part before it
 
 
-def study_root(seed: int = STUDY_SEED, root: Path | None = None) -> Path:
-    return Path(root or DEFAULT_ROOT) / "modes" / f"seed{seed}"
+def _from_study() -> dict:
+    study = current()
+    return {"STUDY_SEED": study["runs"]["mode_seed"], "REPLAY_STEPS": study["modes"]["replay_steps"],
+            "DIFFERENCE_STEPS": tuple(study["modes"]["difference_steps"])}
 
 
-def study_config(seed: int = STUDY_SEED) -> RunConfig:
+_study = __getattr__ = on_first_use(globals(), _from_study)  # STUDY_SEED, DIFFERENCE_STEPS, REPLAY_STEPS
+
+
+def _seed(seed: int | None) -> int:
+    """A mode study's seed: the study profile's (STUDY_SEED) unless one is named."""
+    _study.read()
+    return STUDY_SEED if seed is None else seed
+
+
+def study_root(seed: int | None = None, root: Path | None = None) -> Path:
+    return Path(root or DEFAULT_ROOT) / "modes" / f"seed{_seed(seed)}"
+
+
+def study_config(seed: int | None = None) -> RunConfig:
     from .sweep.grid import DECIDE_STEPS
-    return RunConfig().replace(seed=seed, steps=DECIDE_STEPS)
+    return RunConfig().replace(seed=_seed(seed), steps=DECIDE_STEPS)
 
 
-def run_modes(seed: int = STUDY_SEED, only=None, root: Path | None = None, progress: bool = True) -> list[Run]:
+def run_modes(seed: int | None = None, only=None, root: Path | None = None, progress: bool = True) -> list[Run]:
     """Train (or resume) each mode's run; finished ones are left as they are."""
     from .threads import set_threads
     from .training import train
@@ -88,10 +104,13 @@ def _with_checkpoints(base: Path, mode: str) -> Run:
     return run if run.checkpoint_steps() else Run(base / "replay" / mode)
 
 
-def replay(seed: int = STUDY_SEED, until: int = REPLAY_STEPS, modes=REPLAY_MODES, root: Path | None = None,
+def replay(seed: int | None = None, until: int | None = None, modes=REPLAY_MODES, root: Path | None = None,
            progress: bool = True) -> dict[str, float]:
-    """Retrain the first `until` steps of each mode whose run kept no checkpoints, keeping every checkpoint; returns
-    each replayed mode's largest |loss difference| from its committed run over those steps (0.0: the same run)."""
+    """Retrain the first `until` steps (default REPLAY_STEPS) of each mode whose run kept no checkpoints, keeping every
+    checkpoint; returns each replayed mode's largest |loss difference| from its committed run over those steps (0.0:
+    the same run)."""
+    _study.read()
+    until = until or REPLAY_STEPS
     from .threads import set_threads
     from .training import train
     set_threads(1)
@@ -111,7 +130,7 @@ def replay(seed: int = STUDY_SEED, until: int = REPLAY_STEPS, modes=REPLAY_MODES
     return differences
 
 
-def weight_distances(seed: int = STUDY_SEED, pairs=(("compiled", "eager"), ("eager", "fp64"), ("compiled", "fp64")),
+def weight_distances(seed: int | None = None, pairs=(("compiled", "eager"), ("eager", "fp64"), ("compiled", "fp64")),
                      root: Path | None = None) -> pd.DataFrame:
     """Per checkpoint step both runs kept: the relative weight distance of each pair of modes (`weight_distance`,
     read through `series.across`, cached in the first mode's run)."""
@@ -123,12 +142,13 @@ def weight_distances(seed: int = STUDY_SEED, pairs=(("compiled", "eager"), ("eag
     return pd.concat(columns, axis=1).reset_index() if columns else pd.DataFrame()
 
 
-def step_differences(seed: int = STUDY_SEED, steps=None, root: Path | None = None) -> pd.DataFrame:
+def step_differences(seed: int | None = None, steps=None, root: Path | None = None) -> pd.DataFrame:
     """At the eager run's checkpoints `steps` (default DIFFERENCE_STEPS; those it kept): compiled minus eager
     gradient of the loss at the same weights and batch, on DIFFERENCE_BATCHES successive batches
     (`compiled_step_difference`, read through `series` at one thread); one row per checkpoint and batch step:
     relative size, cosine with the gradient, cosine with the previous batch's difference."""
     from .threads import set_threads
+    _study.read()
     set_threads(1)
     eager = _with_checkpoints(study_root(seed, root), "eager")
     kept = [s for s in (steps or DIFFERENCE_STEPS) if eager.checkpoint_path(s).is_file()]
@@ -140,10 +160,11 @@ def step_differences(seed: int = STUDY_SEED, steps=None, root: Path | None = Non
                          for step, row in table.iterrows() for b in range(1, DIFFERENCE_BATCHES + 1)])
 
 
-def measure(seed: int = STUDY_SEED, root: Path | None = None, progress: bool = True) -> dict[str, Path]:
+def measure(seed: int | None = None, root: Path | None = None, progress: bool = True) -> dict[str, Path]:
     """Write distances.csv and step_differences.csv beside the modes' runs (replaying checkpoints where missing;
     replay.csv: each replay's largest loss difference from its run)."""
     from ..core.checkpoint import atomic_write_text
+    seed = _seed(seed)
     base = study_root(seed, root)
     replayed = replay(seed, root=root, progress=progress)
     if replayed:
@@ -159,7 +180,7 @@ def measure(seed: int = STUDY_SEED, root: Path | None = None, progress: bool = T
     return out
 
 
-def outcomes(seed: int = STUDY_SEED, root: Path | None = None) -> pd.DataFrame:
+def outcomes(seed: int | None = None, root: Path | None = None) -> pd.DataFrame:
     """One row per finished mode: composed, the composition step, final 1-var train, wall time."""
     from ..analysis.phases import detect_phases
     from ..rules.verdicts import composed

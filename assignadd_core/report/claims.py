@@ -26,7 +26,7 @@ from ..core.checkpoint import atomic_write_text
 from ..core.config import ConfigError
 from .names import display_text
 from ..core.run_folder import DEFAULT_ROOT
-from ..rules.verdicts import RULES
+from ..rules import verdicts
 
 from ..rules.verdicts import VERDICTS  # noqa: E402  (one list of verdict words)
 CLAIMS_ENV = "ASSIGNADD_CLAIMS_DIR"  # set by the book driver only
@@ -128,7 +128,7 @@ def claims_table(root: Path | None = None) -> pd.DataFrame:
         theirs = json.loads(authors.read_text()) if authors.is_file() else {"verdict": "—", "text": ""}
         rows.append({"claim": key, "statement": claim.statement, "paper": claim.paper, "ours": record["ours"],
                      "verdict": record["verdict"], "authors_weights": theirs["verdict"],
-                     "authors_text": theirs["text"], "rule": RULES.get(key, "—"), "chapter": claim.chapter,
+                     "authors_text": theirs["text"], "rule": verdicts.RULES.get(key, "—"), "chapter": claim.chapter,
                      "first_rule": (first_verdict(key, lock) or ("—", ""))[0],
                      "first_basis": (first_verdict(key, lock) or ("—", ""))[1]})
     return pd.DataFrame(rows)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .claims import claims_table
 from .palette import BAND_OPACITY, INK, PAPER, VERDICT_COLORS, pool_style
-from ..rules.paper import MAIN_STEPS
+from ..rules import paper
 
 SCOREBOARD = ("<!-- scoreboard:start -->", "<!-- scoreboard:end -->")
 HERO = ("<!-- hero:start -->", "<!-- hero:end -->")
@@ -27,7 +27,6 @@ COLUMNS = (("what the paper says", "the claim, short (the whole statement on hov
                           " changed; the claims chapter dates each change and says why)"),
            ("authors' weights", "the same rule on the authors' released model (— where a final model cannot test it)"),
            ("chapter", "where it is tested"))
-HERO_MAX_STEP = MAIN_STEPS.value  # the whole main run: the paper's refinement window (14,500-16,000) and ours both show
 
 
 def _cell(text: str) -> str:
@@ -129,7 +128,8 @@ def hero_html(metrics_csv: Path) -> str:
 
     from ..core.data import VAR_RESTRICTED
     m = pd.read_csv(metrics_csv)
-    m = m[m["step"] <= HERO_MAX_STEP]
+    # the whole main run: the paper's refinement window (14,500-16,000) and ours both show
+    m = m[m["step"] <= paper.MAIN_STEPS.value]
     curves = {"0-var train (addition)": m["0var_train"], "1-var train (variable lookup)": m["1var_train"],
               "var-restricted pools, mean (refinement)": m[list(VAR_RESTRICTED)].mean(axis=1)}
     styles = (pool_style("0var_train"), pool_style("1var_train"), {"color": INK, "dash": "dash", "width": 2})

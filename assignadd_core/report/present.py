@@ -17,7 +17,8 @@ import pandas as pd
 
 from .names import display_text, readable
 from .palette import CHECK_COLORS, VERDICT_COLORS
-from ..rules.verdicts import REPRODUCED, RULE_CHANGES, RULES, VERDICTS, Verdict
+from ..rules import verdicts
+from ..rules.verdicts import REPRODUCED, RULE_CHANGES, VERDICTS, Verdict
 
 assert set(VERDICT_COLORS) == set(VERDICTS)
 KEY_RESULTS = "key_results"  # the glue name of a chapter's key-results box
@@ -37,16 +38,16 @@ class Rule:
     """The verdict rule of a claim, stated before its result."""
 
     def __init__(self, claim: str):
-        if claim not in RULES:
+        if claim not in verdicts.RULES:
             raise KeyError(f"no rule for {claim!r}")
         self.claim = claim
 
     def __repr__(self) -> str:
-        return f"{self.claim} rule: {RULES[self.claim]}"
+        return f"{self.claim} rule: {verdicts.RULES[self.claim]}"
 
     def _repr_html_(self) -> str:  # folded: the verdict and the evidence are the reading path, the rule a click away
         return (f'<details class="rule-box"><summary>Rule for {self.claim} (fixed before the result)</summary>'
-                f"<p>{html.escape(RULES[self.claim])}</p>{_changes_html(self.claim)}</details>")
+                f"<p>{html.escape(verdicts.RULES[self.claim])}</p>{_changes_html(self.claim)}</details>")
 
 
 class Result:

@@ -15,6 +15,9 @@ from ..rules.verdicts import composed
 MARKERS = ("<!-- committed:start -->", "<!-- committed:end -->")
 UNKNOWN = "not described (add its purpose in assignadd_core/report/runs_table.py)"
 MAIN, CONTINUED = re.compile(r"seed(\d+)$"), re.compile(r"seed(\d+)_to(\d+)$")
+# The files beside the sweeps' results that describe no sweep: what each holds.
+SWEEP_FILES = {"c9_power.json": "C9's power calculation (`python -m assignadd_core power`)",
+               "r2_power.json": "the power of R2's tests on the replicated design (`python -m assignadd_core power r2`)"}
 
 
 def run_folders(folder: Path, depth: int = 2) -> list[Path]:
@@ -120,8 +123,7 @@ def committed_runs(root: Path | None = None) -> str:
                     and not p.name.startswith(".")) if sweeps.is_dir() else []
     strays = sorted(p.stem for p in sweeps.glob("*.jsonl") if p.stem not in SWEEPS) if sweeps.is_dir() else []
     for name in others:
-        rows.append(f"| `sweeps/{name}` | " + ("C9's power calculation (`python -m assignadd_core power`)"
-                                               if name == "c9_power.json" else UNKNOWN) + " | — |")
+        rows.append(f"| `sweeps/{name}` | {SWEEP_FILES.get(name, UNKNOWN)} | — |")
     for name in strays:
         rows.append(f"| `sweeps/{name}.jsonl` | a sweep this version does not plan | — |")
     if stated:

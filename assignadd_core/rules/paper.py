@@ -1,5 +1,5 @@
 """The paper's numbers, each with where the paper states it (Exoo, Bietti, Sous 2026, arXiv 2605.31497), read from
-the study profile `studies/paper.yaml` (`study`).
+the study profile `studies/paper.yaml` (`study`) on first use.
 
 Chapters, figures and verdict rules import them from here; none writes a paper number out itself.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .study import current
+from .study import current, on_first_use
 
 
 @dataclass(frozen=True)
@@ -25,15 +25,24 @@ def _number(key: str) -> PaperNumber:
     return PaperNumber(tuple(value) if isinstance(value, list) else value, entry["where"])
 
 
-HELDOUT_EXACT = _number("heldout_exact")
-JUMP_STEPS = _number("jump_steps")
-REFINEMENT_STEPS = _number("refinement_steps")
-MAIN_STEPS = _number("main_steps")
-SWEEP_STEPS = _number("sweep_steps")
-F_THRESHOLD = _number("f_threshold")
-R_THRESHOLD = _number("r_threshold")
-SEEDS_SHOWN = _number("seeds_shown")
-N_PARAMS = _number("n_params")
+# The paper's numbers, read from the study on first use: each under its name in lower case in the profile's
+# paper_numbers.
+HELDOUT_EXACT: PaperNumber
+JUMP_STEPS: PaperNumber
+REFINEMENT_STEPS: PaperNumber
+MAIN_STEPS: PaperNumber
+SWEEP_STEPS: PaperNumber
+F_THRESHOLD: PaperNumber
+R_THRESHOLD: PaperNumber
+SEEDS_SHOWN: PaperNumber
+N_PARAMS: PaperNumber
+
+
+def _from_study() -> dict:
+    return {name: _number(name.lower()) for name in _study.declared}
+
+
+_study = __getattr__ = on_first_use(globals(), _from_study)
 
 
 def steps_text(window) -> str:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..core.config import COMPOSED_LEVEL
-from .paper import F_THRESHOLD, HELDOUT_EXACT, R_THRESHOLD
+from . import paper as paper_numbers
 from .stats import (Rate, clopper_pearson, fisher, sign_test_greater,  # noqa: F401  (clopper_pearson: readers use it)
                     t_interval)
-from .study import current as study_profile
+from .study import current as study_profile, on_first_use
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_YET_RUN = "reproduced", "partly", "not reproduced", "not yet run"
 FINDING = "finding"  # this book's own result, no claim of the paper to compare with
@@ -42,8 +42,9 @@ R2_MIN_REPLICATES = 4
 R2_CLAIMS = {"init": "the initialization decides in part", "data": "the data order decides in part",
              "cell": "the pair decides beyond its two parts, against a run's own chance"}
 
-# Levels, named once: a chapter that prints a rule prints these numbers.
-PAPER_HELDOUT = HELDOUT_EXACT.value  # C2: the paper's 0-var held-out exact accuracy
+# Levels, named once: a chapter that prints a rule prints these numbers. Those the study sets (the paper's numbers,
+# C10's design) and the rules' words that print them are read on first use (`_from_study` below).
+PAPER_HELDOUT: float  # C2: the paper's 0-var held-out exact accuracy
 HELDOUT_MARGIN = 0.01  # C2: within one point of the paper
 SWAP_HELDOUT_LEVEL = 0.95  # C2: held-out pairs whose swap is held out too
 POOL_LEVEL = 0.95  # C3: each var-restricted pool at the end of training
@@ -58,7 +59,8 @@ OLD_MAX_KEY_FREQUENCIES, OLD_SINGLE_NEURON_SHARE = 7, 0.5  # C7's rule before 20
 THRESHOLD_LEVEL, THRESHOLD_CLOSE, THRESHOLD_NEAR = 0.9, 0.1, 0.2  # C8, C9
 # C9 (stated 2026-12-02, before seeds 44-46 ran beyond r = 0.268): the fit's interval may be at most this wide (the
 # paper's value itself), else the verdict is inconclusive; its interval resamples seeds this many times.
-C9_INCONCLUSIVE_WIDTH, C9_RESAMPLES = R_THRESHOLD.value, 2000
+C9_INCONCLUSIVE_WIDTH: float
+C9_RESAMPLES = 2000
 C10_COPY, C10_EQ, C10_IDENTITY_LOW = 0.95, 0.9, 0.5  # C10's premise window: measures 5, 4 high and 3 low
 C10_MIN_WINDOW, C10_MIN_SEEDS = 3, 3  # checkpoints in a seed's window; seeds with a window
 # C10 as an experiment (stated 2026-12-03, before its runs; `steer`, sweeps c10_remove and c10_add): the step up to
@@ -67,12 +69,13 @@ C10_REMOVE_TO, C10_MIN_ARM = 6000, 3
 # C10 at copying onset (stated 2026-12-04, before its runs; sweeps c10_onset and c10_onset_push, `c10_onset`): the
 # design from the study profile (studies/paper.yaml, c10.onset), the rule's own levels here. The identity pattern
 # has formed in a window when measure 3 reaches C10_IDENTITY_LOW there (half the variables' rows peak on their own).
-_ONSET = study_profile()["c10"]["onset"]
-C10_TRIGGER, C10_WINDOW = float(_ONSET["trigger"]), int(_ONSET["window"])
-C10_PUSH_SHARES = tuple(float(s) for s in _ONSET["push_shares"])
-C10_NECESSITY_CELLS, C10_PUSH_CELLS = 4 * len(_ONSET["necessity_inits"]), len(_ONSET["push_cells"])
-C10_HOLD = study_profile()["composition"]["odds_hold"]  # evaluations composition must hold (the early stop's)
-C10_BUDGET = study_profile()["composition"]["decide_steps"]  # each run's steps at most
+C10_TRIGGER: float  # measure 5 at the eval that starts the window
+C10_WINDOW: int  # steps steered
+C10_PUSH_SHARES: tuple[float, ...]
+C10_NECESSITY_CELLS: int
+C10_PUSH_CELLS: int
+C10_HOLD: int  # evaluations composition must hold (the early stop's)
+C10_BUDGET: int  # each run's steps at most
 C10_COPY_MARGIN = 0.05  # the removal's mean measure 5 over the window within this of the twin's over the same steps
 C10_ONSET_P = 0.05  # each exact one-sided sign test
 C10_MIN_CELLS, C10_MIN_PUSH_CELLS = 8, 6  # necessity: cells that pass their checks; sufficiency: cells a push passes in
@@ -105,11 +108,16 @@ def rate_text(successes: int, trials: int) -> str:
     return Rate(successes, trials).text()
 
 
+RULES: dict[str, str]  # every rule in words, read on first use (`_rules`)
+
 OVER_SEEDS = ("Per seed as stated; over the seeds: reproduced if every seed reproduces it, partly if at least"
               " one seed reproduces it or partly does, not reproduced otherwise (or without seeds); the count comes"
               " with its exact (Clopper–Pearson) 95 % interval.")
 
-RULES = {
+
+def _rules() -> dict:
+    """Every rule in words (`RULES`, read on first use), with the levels it prints."""
+    return {  # the words keep their indentation of a module-level table
     "C1": ("Read on every seed that composed (1-var train ≥ 0.9 at the end). A seed shows the three phases when"
            " addition, a sharp jump (a rise of the 1-var/2-var train accuracies of at least 0.1 within 100 steps,"
            " before they settle at ≥ 0.9) and the final rise of the var-restricted pools are all detected, addition"
@@ -294,6 +302,23 @@ RULES = {
            f" paired difference lies above 0; it does not if the interval's top is below +{COVERAGE_NO_GAIN:.3f}"
            " (half the predicted gain); inconclusive otherwise, or with fewer than 3 pairs."),
 }
+
+
+def _from_study() -> dict:
+    """The levels the study sets (the paper's numbers; C10's design, studies/paper.yaml c10.onset and composition),
+    then the rules' words, which print them."""
+    onset, composition = study_profile()["c10"]["onset"], study_profile()["composition"]
+    levels = {"PAPER_HELDOUT": paper_numbers.HELDOUT_EXACT.value,
+              "C9_INCONCLUSIVE_WIDTH": paper_numbers.R_THRESHOLD.value,
+              "C10_TRIGGER": float(onset["trigger"]), "C10_WINDOW": int(onset["window"]),
+              "C10_PUSH_SHARES": tuple(float(s) for s in onset["push_shares"]),
+              "C10_NECESSITY_CELLS": 4 * len(onset["necessity_inits"]), "C10_PUSH_CELLS": len(onset["push_cells"]),
+              "C10_HOLD": composition["odds_hold"], "C10_BUDGET": composition["decide_steps"]}
+    globals().update(levels)  # the words below print them
+    return {**levels, "RULES": _rules()}
+
+
+_study = __getattr__ = on_first_use(globals(), _from_study)
 
 OLD_C10_CAUSAL_WORDS = ("A causal test of the claim (stated 2026-12-03, before its runs). Necessity: in the first"
                         " three seeds that composed in the composition study (42, 44, 49), the identity component"
@@ -572,6 +597,7 @@ def c1_seed(p: Mapping) -> Verdict:
 
 def c2_seed(heldout: float, swap_heldout: float) -> Verdict:
     """C2 for one model: 0-var held-out exact accuracy, and the same on pairs whose swap is held out too."""
+    _study.read()  # PAPER_HELDOUT
     full, swap_ok = heldout >= PAPER_HELDOUT - HELDOUT_MARGIN, swap_heldout >= SWAP_HELDOUT_LEVEL
     text = (f"0-var held-out exact {heldout:.1%}; on pairs whose swap is also held out {swap_heldout:.1%}"
             + _fails(("0-var held-out exact", f"{heldout:.1%}", f"≥ {PAPER_HELDOUT - HELDOUT_MARGIN:.1%}", full),
@@ -732,12 +758,12 @@ def threshold_verdict(crossings: list[SeedCrossing], paper: float, symbol: str) 
 
 
 def c8_threshold(crossings: list[SeedCrossing]) -> Verdict:
-    return threshold_verdict(crossings, F_THRESHOLD.value, "f")
+    return threshold_verdict(crossings, paper_numbers.F_THRESHOLD.value, "f")
 
 
 def c9_threshold_before_2026_12_02(crossings: list[SeedCrossing]) -> Verdict:
     """C9's earlier rule (C8's median bracket; RULE_CHANGES["C9"]), kept to print its verdict beside the new one."""
-    return threshold_verdict(crossings, R_THRESHOLD.value, "r")
+    return threshold_verdict(crossings, paper_numbers.R_THRESHOLD.value, "r")
 
 
 def censored_median(crossings: list[SeedCrossing], grid_top: float) -> dict:
@@ -761,7 +787,8 @@ def c9_threshold(fit: Mapping, crossings: list[SeedCrossing], grid_top: float, r
     95 % "interval" over resampled seeds, and "seeds"); the censored per-seed median is reported beside it. Since
     2026-12-04 the fit reads every seed at the r grid's first values, the added seeds' sweep with the r sweep's:
     while fewer than `runs_planned` runs have finished it is not yet run; `devices` ({device: seeds}) is said."""
-    paper = R_THRESHOLD.value
+    _study.read()  # C9_INCONCLUSIVE_WIDTH
+    paper = paper_numbers.R_THRESHOLD.value
     if runs_planned is not None and (runs_finished or 0) < runs_planned:
         return Verdict(NOT_YET_RUN, f"{runs_finished or 0} of {runs_planned} runs finished (the rule reads them all)")
     median = censored_median(crossings, grid_top)

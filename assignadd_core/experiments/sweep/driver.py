@@ -11,7 +11,7 @@ from ...analysis.sweep_records import ENDED, is_finished
 from ...core.config import COMPILE_CHOICES, ConfigError, RunConfig
 from ...core.run_folder import Run
 from .executors import EXECUTORS, _local, _ray, check_ray_address
-from .grid import Sweep
+from .definition import Sweep
 from .store import (append_record, driver_lock, latest_records, metric_value, metrics_dir, results_path, scratch_dir,
                     write_csv)
 from .worker import run_controls

@@ -13,7 +13,7 @@ from ...core.checkpoint import atomic_write_text
 from ...core.data import EXACT_NAMES, POOL_NAMES
 from ...core.locks import exclusive
 from ...core.run_folder import DEFAULT_ROOT, upgraded
-from .grid import Sweep
+from .definition import Sweep
 
 # C2 on every point: held-out pairs whose swap (n2, n1) is held out too, and those whose swap is trained on
 CONTROLS = ("swap_heldout", "swap_in_training", "n_swap_heldout", "n_swap_in_training")
