@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .palette import GREY, INK, OUTCOME_COLORS, identity
+from .palette import GREY, INK, OUTCOME_COLORS, SEQUENTIAL, identity
 
 
 def _error(values, low, high) -> dict:
@@ -37,6 +37,24 @@ def design_grid_figure(table, inits, datas, title: str):
                                  marker={"color": color, "size": 12, "symbol": "square"}))
     fig.update_layout(title=title, height=520, yaxis={"autorange": "reversed"}, plot_bgcolor="white",
                       legend={"orientation": "h", "y": -0.12})
+    return fig
+
+
+def replicate_count_figure(table, inits, datas, title: str):
+    """One cell per (initialization, data order): how many of its replicates composed (`analysis.odds.replicated_cells`
+    rows), as a shade from none to all, with the count written in the cell."""
+    counts = table.groupby(["init", "data"])["composed"].agg(["sum", "count"])
+    z, text = np.full((len(inits), len(datas)), np.nan), [["" for _ in datas] for _ in inits]
+    for (init, data), row in counts.iterrows():
+        if init in inits and data in datas:
+            i, j = list(inits).index(init), list(datas).index(data)
+            z[i, j], text[i][j] = row["sum"] / row["count"], f"{int(row['sum'])} of {int(row['count'])}"
+    fig = go.Figure(go.Heatmap(z=[[None if np.isnan(v) else v for v in r] for r in z],
+                               x=[f"data {d}" for d in datas], y=[f"init {i}" for i in inits], zmin=0, zmax=1,
+                               colorscale=SEQUENTIAL, text=text, texttemplate="%{text}",
+                               colorbar={"title": "share composed", "tickformat": ".0%"},
+                               hovertemplate="%{y}, %{x}: %{text} composed<extra></extra>"))
+    fig.update_layout(title=title, height=520, yaxis={"autorange": "reversed"}, plot_bgcolor="white")
     return fig
 
 
