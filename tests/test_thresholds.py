@@ -538,6 +538,10 @@ def test_c9_waits_for_every_planned_run_and_names_the_devices():
     read = verdicts.c9_threshold(fit, [], 0.629, runs_finished=len(runs), runs_planned=len(runs), devices=devices)
     assert read.verdict == verdicts.REPRODUCED
     assert "devices differ: cpu for seeds 100-104; cuda for seeds 110-112" in read.text
+    one_device = verdicts.c9_threshold(fit, [], 0.629, runs_finished=len(runs), runs_planned=len(runs),
+                                       devices={"cpu": devices["cpu"] + devices["cuda"]})
+    assert "every run on cpu (seeds 100, 101, 102, 103, 104, 110, 111, 112)" in one_device.text
+    assert "differ" not in one_device.text
     waiting = verdicts.c9_threshold(fit, [], 0.629, runs_finished=len(runs), runs_planned=len(runs) + 2)
     assert waiting.verdict == verdicts.NOT_YET_RUN and "of" in waiting.text
 

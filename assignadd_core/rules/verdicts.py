@@ -792,8 +792,11 @@ def c9_threshold(fit: Mapping, crossings: list[SeedCrossing], grid_top: float, r
     if runs_planned is not None and (runs_finished or 0) < runs_planned:
         return Verdict(NOT_YET_RUN, f"{runs_finished or 0} of {runs_planned} runs finished (the rule reads them all)")
     median = censored_median(crossings, grid_top)
-    where = ("; the runs' devices differ: " + "; ".join(f"{device} for seeds {_seed_span(seeds)}"
-                                                        for device, seeds in devices.items())) if devices else ""
+    if devices and len(devices) > 1:
+        where = "; the runs' devices differ: " + "; ".join(f"{device} for seeds {_seed_span(seeds)}"
+                                                           for device, seeds in devices.items())
+    else:  # one device: said, not called a difference
+        where = "".join(f"; every run on {device} (seeds {_seed_span(seeds)})" for device, seeds in (devices or {}).items())
     if fit.get("seeds", 0) < 3 or fit.get("threshold") is None or fit.get("interval") is None:
         return Verdict(INCONCLUSIVE, f"the logistic fit has {fit.get('seeds', 0)} seeds with composed runs or no"
                                      f" rise of success with r; {median['text']}{where}")
