@@ -553,3 +553,27 @@ def test_censored_crossings_count_above_the_grid():
     cross[0] = SeedCrossing(1, None, None, 5)
     out = censored_median(cross, 0.629)
     assert out["crossing"] is None and out["censored"] == 2 and "above the grid" in out["text"]
+
+
+def test_c9_figure_draws_what_the_fit_reads():
+    import numpy as np
+
+    from assignadd_core.analysis.thresholds import logistic_curve, logistic_threshold, success_by_value
+    from assignadd_core.report.plots import threshold_fit_figure
+    runs = _sweep_runs([0.17, 0.19, 0.21, 0.22, 0.2])
+    runs.loc[0, "1var_train"] = 0.3  # a run that never composed is not read
+    table = success_by_value(runs, "two_var_rate")
+    assert len(table) == 13 and table["runs"].sum() == len(runs) - 1 and table.loc[0, "runs"] == 4
+    assert table["share"].iloc[0] == 0 and table["share"].iloc[-1] == 1
+    assert (table["low"] <= table["share"]).all() and (table["share"] <= table["high"]).all()
+    fit = logistic_threshold(runs, "two_var_rate", resamples=200)
+    # the curve crosses 50 % at the fit's midpoint, and rises
+    assert abs(logistic_curve(runs, "two_var_rate", [fit["threshold"]])[0] - 0.5) < 1e-6
+    curve = logistic_curve(runs, "two_var_rate", table["two_var_rate"])
+    assert np.all(np.diff(curve) > 0)
+    assert np.isnan(logistic_curve(runs.assign(value=1.0), "two_var_rate", [0.2])).all()  # nothing to fit
+    figure = threshold_fit_figure(table, "two_var_rate", table["two_var_rate"], curve, fit["threshold"],
+                                  fit["interval"], title="t", x_label="r", paper_value=0.2)
+    assert list(figure.data[0].x) == list(table["two_var_rate"]) and len(figure.data[1].y) == 13
+    names = " ".join(trace.name for trace in figure.data)
+    assert "midpoint" in names and "95 % interval" in names and "paper" in names

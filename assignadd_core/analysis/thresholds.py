@@ -378,6 +378,38 @@ def logistic_threshold(done, field: str, metric: str = "value", level: float | N
     return out
 
 
+def success_by_value(done, field: str, metric: str = "value", level: float | None = None):
+    """What C9's fit reads, per grid value: of the composed runs, how many reach `level` on `metric`, with the
+    Clopper-Pearson interval (runs of one seed are not independent: the interval describes, the fit's resamples
+    decide)."""
+    import pandas as pd
+
+    from ..rules.stats import clopper_pearson
+    from ..rules.verdicts import THRESHOLD_LEVEL
+    level = THRESHOLD_LEVEL if level is None else level
+    rows = []
+    for value, runs in composed_runs(done).groupby(field):
+        k, n = int((runs[metric] >= level).sum()), len(runs)
+        low, high = clopper_pearson(k, n)
+        rows.append({field: float(value), "succeeded": k, "runs": n, "share": k / n, "low": low, "high": high,
+                     "seeds": int(runs["seed"].nunique())})
+    return pd.DataFrame(rows, columns=[field, "succeeded", "runs", "share", "low", "high", "seeds"])
+
+
+def logistic_curve(done, field: str, x, metric: str = "value", level: float | None = None) -> np.ndarray:
+    """The success probability of C9's logistic fit (Firth, over the composed runs of every seed) at each `x`; NaN
+    where every run succeeds or none does (no curve to draw)."""
+    from ..rules.verdicts import THRESHOLD_LEVEL
+    level = THRESHOLD_LEVEL if level is None else level
+    kept = composed_runs(done)
+    success = (kept[metric] >= level).to_numpy()
+    x = np.asarray(x, dtype=float)
+    if not len(kept) or success.all() or not success.any():
+        return np.full(x.shape, np.nan)
+    intercept, slope = firth_logistic(kept[field].to_numpy(float), success)
+    return 1 / (1 + np.exp(-(intercept + slope * x)))
+
+
 def c9_runs(frames) -> tuple:
     """C9's runs since 2026-12-04: the finished runs of the r sweep (every seed up to r = 0.629, seeds 42 and 43 on
     the whole grid, as before) and of its added seeds (`r_sweep_power`, the first 13 values) as one frame (the seed

@@ -341,6 +341,41 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
     return fig
 
 
+def threshold_fit_figure(table, field: str, x, curve, threshold: float | None, interval: tuple | None, title: str,
+                         x_label: str, paper_value: float | None = None):
+    """C9's reading drawn: per grid value the share of composed runs at the level (`analysis.thresholds.
+    success_by_value`, 95 % intervals), the logistic fit's curve over `x` and its midpoint with the seeds'
+    resampled interval shaded."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Scatter(
+        x=table[field], y=table["share"], mode="markers", name="share of composed runs at the level",
+        marker={"color": identity(0), "size": 8},
+        error_y={"type": "data", "symmetric": False, "array": table["high"] - table["share"],
+                 "arrayminus": table["share"] - table["low"], "color": identity(0)},
+        text=[f"{k} of {n} runs, {s} seeds" for k, n, s in zip(table["succeeded"], table["runs"], table["seeds"])],
+        hoverinfo="x+y+text"))
+    fig.add_trace(go.Scatter(x=list(x), y=list(curve), mode="lines", line={"color": INK, "width": 1.5},
+                             name="logistic fit"))
+    marks = []
+    if threshold is not None:
+        marks.append((threshold, f"fit's midpoint {threshold:.3f}", {"color": INK, "dash": "dot", "width": 1.5}))
+    if paper_value is not None:
+        marks.append((paper_value, f"paper ≈ {paper_value:g}", {"color": PAPER, "dash": "dash", "width": 2}))
+    if interval is not None:
+        fig.add_vrect(x0=max(interval[0], min(x)), x1=min(interval[1], max(x)), fillcolor=GREY,
+                      opacity=palette.BAND_OPACITY, line_width=0)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"95 % interval {interval[0]:.3f}–"
+                                 f"{interval[1]:.3f} (seeds resampled)", marker={"symbol": "square", "color": GREY,
+                                                                             "size": 12, "opacity": 0.5}))
+    for value, name, line in marks:  # named in the legend, as in the sweep figures
+        fig.add_vline(x=value, line=line)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name, hoverinfo="skip"))
+    fig.update_layout(title=title, xaxis_title=x_label, yaxis_title="share at the level (composed runs)",
+                      yaxis_range=[-0.05, 1.05], legend={"orientation": "h", "y": -0.2}, height=460)
+    return fig
+
+
 # ------------------------------------------------------------------ circuits and theory (chapters 04, 07)
 def _heatmap(z, x, y, zmid: float | None = 0.0, colorscale: str = palette.DIVERGING, showscale: bool = True,
              hover: str = "query %{y}, key %{x}: %{z:.3f}", scale_title: str = "score"):
