@@ -818,6 +818,24 @@ def test_no_page_shows_a_raw_key_where_the_core_has_a_display_name(page, reader_
     assert not found, f"{page} shows {found[:8]} (use names.readable / display_text, or put it in code)"
 
 
+# Markdown emphasis left as text: a *word* or **words** between asterisks outside code (a glued string shown as plain
+# text, e.g. a key-results line, keeps its asterisks)
+RAW_EMPHASIS = re.compile(r"(?<![\w*])\*{1,2}[A-Za-z][^*\n]{0,60}?\*{1,2}(?![\w*])")
+
+
+def test_the_raw_emphasis_pattern_finds_asterisks_and_passes_products():
+    assert RAW_EMPHASIS.findall("under its first rule it read *partly*; then **reproduced** here")
+    assert not RAW_EMPHASIS.findall("a*b + 2 * n, the class n1 - n2 ≡ 0, x**2, W_E*OV")
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_no_page_shows_markdown_emphasis_marks(page, reader_views, html):
+    if not (html / f"{page}.html").is_file():
+        pytest.skip(f"{page} is not in this build")
+    found = RAW_EMPHASIS.findall(reader_views(page)["text"])
+    assert not found, f"{page} shows emphasis marks as text: {found[:5]} (glue it as Markdown, or drop the marks)"
+
+
 @pytest.mark.parametrize("page", BOOK_PAGES)
 def test_each_page_loads_mathjax_at_most_once_and_from_the_book(page, html):
     path = html / f"{page}.html"
