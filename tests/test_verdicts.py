@@ -450,3 +450,15 @@ def test_the_one_k_of_n_type_says_the_same_in_every_form():
     assert composition.count([True, False, True]) == r and reliability.composition_rate(2, 3) == r
     assert r.describe().startswith("2 of 3 (67%; 95 % interval") and stats.Rate(0, 0).describe() == "no runs"
     assert stats.t_interval([1.0, 2.0, 3.0])[0] == 2.0 and stats.t_interval([1.0])[1] != stats.t_interval([1.0])[1]
+
+
+def test_c10_parts_give_the_counts_their_text_gives():
+    import assignadd_core.rules.verdicts as v
+    need = v.c10_necessity(_necessity(16))
+    later, earlier, p = need["against"]["twin"]
+    assert need["read"] == 16 and later + earlier <= len(need["cells"])
+    assert f"later than the twin in {later}, earlier in {earlier} (exact sign test p = {p:.3g})" in need["text"]
+    enough = v.c10_sufficiency(_sufficiency(6, push_m3=(0.6, 0.8)))
+    assert enough["read"] == 6 and enough["passing"]
+    for share, count in enough["passing"].items():
+        assert f"the push at {share:g} passes its check" in enough["text"] and f"in {count} of 6 cells" in enough["text"]

@@ -882,7 +882,8 @@ def _when(step: int | None) -> str:
 def c10_necessity(cells: list[Mapping]) -> dict:
     """C10's necessity at copying onset (`RULES["C10"]`) from per-cell readings (`analysis.steering.onset_cells`:
     "twin", "removal", "sham", each with "trigger", "m3_max", "m5_mean", "composed_at"): {"reading": "shown",
-    "not shown" or "inconclusive", "text", "cells": those that entered}."""
+    "not shown" or "inconclusive", "text", "cells": those that entered, "read": the cells given, and the sign
+    counts and p values the text gives: "against": {"twin"/"sham": (later, earlier, p)}}."""
     entered, failed = [], []
     for c in cells:
         twin, removal, sham = c["twin"], c["removal"], c["sham"]
@@ -904,26 +905,29 @@ def c10_necessity(cells: list[Mapping]) -> dict:
     sham_sign = [_composed_later(c["removal"]["composed_at"], c["sham"]["composed_at"]) for c in entered]
     p_twin = sign_test_greater(twin_sign.count(1), twin_sign.count(-1))
     p_sham = sign_test_greater(sham_sign.count(1), sham_sign.count(-1))
+    counts = {"read": len(cells), "against": {"twin": (twin_sign.count(1), twin_sign.count(-1), p_twin),
+                                              "sham": (sham_sign.count(1), sham_sign.count(-1), p_sham)}}
     text = (f"{len(entered)} of {len(cells)} cells pass their checks"
             + (f" (not: {'; '.join(failed)})" if failed else "")
             + (f"; composed at (twin, removal, sham): " + "; ".join(
                 f"{c['cell']} {_when(c['twin']['composed_at'])}, {_when(c['removal']['composed_at'])},"
                 f" {_when(c['sham']['composed_at'])}" for c in entered) if entered else ""))
     if len(entered) < C10_MIN_CELLS:
-        return {"reading": INCONCLUSIVE, "cells": entered,
+        return {"reading": INCONCLUSIVE, "cells": entered, **counts,
                 "text": text + f"; necessity inconclusive (fewer than {C10_MIN_CELLS} cells pass their checks)"}
     text += (f"; the removal composed later than the twin in {twin_sign.count(1)}, earlier in {twin_sign.count(-1)}"
              f" (exact sign test p = {p_twin:.3g}), later than the sham in {sham_sign.count(1)}, earlier in"
              f" {sham_sign.count(-1)} (p = {p_sham:.3g})")
     shown = p_twin < C10_ONSET_P and p_sham < C10_ONSET_P
-    return {"reading": "shown" if shown else "not shown", "cells": entered,
+    return {"reading": "shown" if shown else "not shown", "cells": entered, **counts,
             "text": text + f"; necessity {'shown' if shown else 'not shown'}"}
 
 
 def c10_sufficiency(cells: list[Mapping]) -> dict:
     """C10's sufficiency at copying onset (`RULES["C10"]`) from per-cell readings ("twin"; "push" and "sham":
     {share: reading}, each with "trigger", "m3_max", "held"): {"reading": "shown", "not shown" or "untested",
-    "text", "share": the strength read (None: none passed its check)}."""
+    "text", "share": the strength read (None: none passed its check), "passing": {share tried: cells whose push
+    passed its check}, "read": the cells given}."""
     shares = sorted({float(s) for c in cells for s in c["push"]})
     tried, chosen, passing = [], None, []
 
@@ -932,8 +936,10 @@ def c10_sufficiency(cells: list[Mapping]) -> dict:
         return bool(push is not None and twin is not None and push["trigger"] is not None
                     and push["m3_max"] >= C10_IDENTITY_LOW
                     and abs(push["m5_mean"] - twin["m5_mean"]) <= C10_COPY_MARGIN)
+    passed = {}
     for share in shares:
         passing = [c for c in cells if passes(c, share)]
+        passed[share] = len(passing)
         tried.append(f"the push at {share:g} passes its check (measure 3 ≥ {C10_IDENTITY_LOW} in the window, mean"
                      f" measure 5 within {C10_COPY_MARGIN} of the twin's) in {len(passing)} of {len(cells)} cells")
         if len(passing) >= C10_MIN_PUSH_CELLS:
@@ -941,7 +947,7 @@ def c10_sufficiency(cells: list[Mapping]) -> dict:
             break
     text = "; ".join(tried) if tried else "no push"
     if chosen is None:
-        return {"reading": "untested", "share": None,
+        return {"reading": "untested", "share": None, "passing": passed, "read": len(cells),
                 "text": text + f"; sufficiency untested (no push passes its check in {C10_MIN_PUSH_CELLS} cells)"}
 
     def held(reading) -> bool:
@@ -956,7 +962,8 @@ def c10_sufficiency(cells: list[Mapping]) -> dict:
              f" {sum(shams)} of {len(passing)} (pushed and not the twin {up_t}, the reverse {down_t}: p = {p_twin:.3g};"
              f" pushed and not the sham {up_s}, the reverse {down_s}: p = {p_sham:.3g}); sufficiency"
              f" {'shown' if shown else 'not shown'}")
-    return {"reading": "shown" if shown else "not shown", "share": chosen, "text": text}
+    return {"reading": "shown" if shown else "not shown", "share": chosen, "passing": passed, "read": len(cells),
+            "text": text}
 
 
 def c10_onset(necessity: list[Mapping], sufficiency: list[Mapping]) -> Verdict:
