@@ -30,6 +30,7 @@ def test_a_test_that_does_not_reject_says_not_shown_never_no_effect():
         "an effect of the initialization: shown (p = 0.0002)"
     assert wording.shown(0.05, 0.05, "x") == "x: not shown (p = 0.05)"  # the level itself does not reject
     assert wording.p_value(0.066) == "p = 0.066" and wording.p_value(3e-6) == "p < 0.0001"
+    assert wording.p_value(1 / 10_001) == "p = 0.0001" == f"p = {1 / 10_001:.2g}"  # as the verdicts print it
     with pytest.raises(ValueError):
         wording.p_value(1.5)
 

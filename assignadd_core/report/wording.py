@@ -114,10 +114,11 @@ def by_step(values: Sequence[int | None], noun: str = "runs") -> str:
 
 
 def p_value(p: float) -> str:
-    """'p = 0.34', 'p = 0.066', 'p = 0.0002' (two significant digits), 'p < 0.0001' below that."""
+    """'p = 0.34', 'p = 0.066', 'p = 0.0002' (two significant digits), 'p < 0.0001' below that. The cut reads the
+    rounded value, as the verdicts' texts print it: a permutation test's smallest p, 1/10,001, is 'p = 0.0001' in both."""
     if not 0 <= p <= 1:
         raise ValueError(f"a p-value lies in [0, 1], got {p}")
-    return "p < 0.0001" if p < 1e-4 else f"p = {p:.2g}"
+    return "p < 0.0001" if float(f"{p:.2g}") < 1e-4 else f"p = {p:.2g}"
 
 
 def shown(p: float, level: float, what: str) -> str:
