@@ -836,6 +836,62 @@ def test_no_page_shows_markdown_emphasis_marks(page, reader_views, html):
     assert not found, f"{page} shows emphasis marks as text: {found[:5]} (glue it as Markdown, or drop the marks)"
 
 
+# A code identifier in the open text (snake_case outside code, maths, figures and folds; TransformerLens' dotted names
+# pass): a column, mode or shape key the chapter should have named in words. Folds may name runs and functions.
+IDENTIFIER = re.compile(r"(?<![\w.\\])[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9](?![\w.(])")
+
+
+def open_text(page_html: str) -> str:
+    """The text a reader meets with every fold closed: the main column without folds, code, maths and figures."""
+    from html.parser import HTMLParser
+
+    class Reader(HTMLParser):
+        SKIP = {"details", "code", "pre", "script", "style", "svg"}
+
+        def __init__(self):
+            super().__init__()
+            self.stack, self.parts, self.inside = [], [], False
+
+        def handle_starttag(self, tag, attrs):
+            classes = dict(attrs).get("class") or ""
+            if tag == "main":
+                self.inside = True
+            skip = tag in self.SKIP or any(c in classes.split() for c in ("math", "plotly-graph-div", "figure-json"))
+            if tag not in ("br", "img", "input", "meta", "link", "hr", "wbr", "source"):
+                self.stack.append(skip)
+
+        def handle_endtag(self, tag):
+            if tag == "main":
+                self.inside = False
+            if self.stack and tag not in ("br", "img", "input", "meta", "link", "hr", "wbr", "source"):
+                self.stack.pop()
+
+        def handle_data(self, data):
+            if self.inside and not any(self.stack):
+                self.parts.append(data)
+    reader = Reader()
+    reader.feed(page_html)
+    return " ".join(reader.parts)
+
+
+def test_the_identifier_pattern_finds_keys_and_passes_names_maths_and_folds():
+    assert IDENTIFIER.findall("not at two_var_rate = 0.268; layers3_heads2 3 of 3; one_var_train 0.574") == \
+        ["two_var_rate", "layers3_heads2", "one_var_train"]
+    assert not IDENTIFIER.findall("blocks.0.hook_resid_pre 0.084, pos_embed.W_pos 16 × 128, 2-var union, n₁ + n₂")
+    text = open_text('<main><p>read one_var_train</p><details><summary>s</summary><p>c10_onset</p></details>'
+                     '<span class="math">\\(e_{n1}\\)</span><code>f_sweep</code></main>')
+    assert IDENTIFIER.findall(text) == ["one_var_train"]
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_no_page_shows_a_code_identifier_in_its_open_text(page, html):
+    path = html / f"{page}.html"
+    if not path.is_file():
+        pytest.skip(f"{page} is not in this build")
+    found = sorted(set(IDENTIFIER.findall(open_text(path.read_text()))))
+    assert not found, f"{page} shows {found[:8]} in its open text (name them in words, or put them in code)"
+
+
 @pytest.mark.parametrize("page", BOOK_PAGES)
 def test_each_page_loads_mathjax_at_most_once_and_from_the_book(page, html):
     path = html / f"{page}.html"
