@@ -577,3 +577,6 @@ def test_c9_figure_draws_what_the_fit_reads():
     assert list(figure.data[0].x) == list(table["two_var_rate"]) and len(figure.data[1].y) == 13
     names = " ".join(trace.name for trace in figure.data)
     assert "midpoint" in names and "95 % interval" in names and "paper" in names
+    open_ended = threshold_fit_figure(table, "two_var_rate", table["two_var_rate"], curve, fit["threshold"],
+                                      (float("-inf"), 0.3), title="t", x_label="r")
+    assert "95 % interval below the grid to 0.300" in " ".join(trace.name for trace in open_ended.data)

@@ -365,9 +365,11 @@ def threshold_fit_figure(table, field: str, x, curve, threshold: float | None, i
     if interval is not None:
         fig.add_vrect(x0=max(interval[0], min(x)), x1=min(interval[1], max(x)), fillcolor=GREY,
                       opacity=palette.BAND_OPACITY, line_width=0)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"95 % interval {interval[0]:.3f}–"
-                                 f"{interval[1]:.3f} (seeds resampled)", marker={"symbol": "square", "color": GREY,
-                                                                             "size": 12, "opacity": 0.5}))
+        def bound(v: float) -> str:  # a resampled midpoint off the grid (all or no runs succeed) is infinite
+            return f"{v:.3f}" if abs(v) != float("inf") else ("below the grid" if v < 0 else "above the grid")
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"95 % interval {bound(interval[0])} to"
+                                 f" {bound(interval[1])} (seeds resampled)", marker={"symbol": "square", "color": GREY,
+                                                                                     "size": 12, "opacity": 0.5}))
     for value, name, line in marks:  # named in the legend, as in the sweep figures
         fig.add_vline(x=value, line=line)
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name, hoverinfo="skip"))
