@@ -228,3 +228,16 @@ def test_fishers_power_is_its_size_under_the_null_and_grows_with_the_gap():
     assert fisher_power(12, 0.6, 32, 0.6, 0.05) < 0.05
     assert fisher_power(12, 0.95, 32, 0.6, 0.05) > fisher_power(12, 0.8, 32, 0.6, 0.05)
     assert fisher_power(3, 1.0, 32, 0.6, 0.05) < 0.01  # 3 of 3 rejects only where the 32 fall to 10 or fewer
+
+
+def test_the_t_intervals_power_matches_a_simulation_and_is_its_size_at_no_gain():
+    import numpy as np
+
+    from assignadd_core.rules.stats import t_interval, t_interval_power
+    rng = np.random.default_rng(0)
+    draws = rng.normal(0.05, 0.1, size=(20_000, 12))
+    simulated = np.mean([t_interval(d)[1] > 0 for d in draws[:4000]])
+    assert abs(t_interval_power(12, 0.05, 0.1) - simulated) < 0.03
+    assert t_interval_power(12, 0.0, 0.1) < 0.03  # at no gain: the one-sided half of a 95 % interval's size (0.025)
+    assert t_interval_power(40, 0.05, 0.1) > t_interval_power(4, 0.05, 0.1)
+    assert t_interval_power(1, 0.05, 0.1) == 0.0

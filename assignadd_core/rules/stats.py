@@ -117,6 +117,17 @@ def sign_test_power(pairs: int, later: float, level: float) -> dict:
     return {"pairs": pairs, "needed": needed, "later": later, "power": power}
 
 
+def t_interval_power(pairs: int, gain: float, sd: float, level: float = 0.95) -> float:
+    """The probability that Student's t interval (`t_interval`) of `pairs` paired differences lies wholly above zero
+    when they are normal with mean `gain` and standard deviation `sd`: the noncentral t's tail beyond the critical
+    value (0 for fewer than 2 pairs, where no interval exists)."""
+    from scipy.stats import nct, t as student_t
+    if pairs < 2:
+        return 0.0
+    critical = student_t.ppf((1 + level) / 2, pairs - 1)
+    return float(nct.sf(critical, pairs - 1, gain * np.sqrt(pairs) / sd))
+
+
 def fisher_power(n_a: int, rate_a: float, n_b: int, rate_b: float, level: float) -> float:
     """The probability that Fisher's exact two-sided test rejects (p < `level`) when `n_a` trials succeed with
     probability `rate_a` and `n_b` with `rate_b`: every pair of counts, weighted by its binomial probability."""
