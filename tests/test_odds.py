@@ -191,3 +191,18 @@ def test_r2s_words_follow_the_tests_and_wait_for_the_replicates():
     assert nothing.text.count(": not shown") == 3 and " not " not in nothing.text.replace("not shown", "")
     assert verdicts.r2_replicated({"init": 0.001, "data": 0.6, "cell": 0.01}, 64, 2).verdict == verdicts.NOT_YET_RUN
     assert verdicts.r2_replicated({"init": 0.001, "data": 0.6, "cell": 0.01}, 0, 4).verdict == verdicts.NOT_YET_RUN
+
+
+def test_the_replicated_designs_figures_draw_every_cell_and_both_scales():
+    from assignadd_core.report import plots_odds
+    table = simulated(3.0, 0.0, 0.0, seed=4, replicates=4)
+    inits, datas = sorted(table["init"].unique()), sorted(table["data"].unique())
+    grid = plots_odds.replicate_count_figure(table, inits, datas, title="t").data[0]
+    counts = table.groupby(["init", "data"])["composed"].mean()
+    assert np.isclose(grid.z[0][0], counts[(inits[0], datas[0])]) and grid.text[-1][-1].endswith("of 4")
+    assert all(v is not None for row in grid.z for v in row)  # every cell drawn
+    shares = odds.shares_table(odds.fit_crossed(table, draws=200, burn=50))
+    names = {"init": "i", "data": "d", "cell": "c", "run": "r"}
+    bars = plots_odds.shares_figure(shares, names, title="t").data
+    assert [b.name for b in bars] == ["latent scale", "observed scale"]
+    assert list(bars[1].y) == list(shares["observed"]) and list(bars[0].x) == ["i", "d", "c", "r"]

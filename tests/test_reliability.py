@@ -28,7 +28,6 @@ def test_clopper_pearson_interval(k, n, low, high):
 
 
 def test_shortcut_rules_on_sequences_where_they_disagree():
-    import torch
     import handbuilt
     from assignadd_core.core.data import Vocab
     solver = handbuilt.exact_model()
@@ -202,8 +201,6 @@ def test_eq_attention_by_query_on_the_exact_solver_and_a_rigged_head():
 def test_a_gradual_learner_composed_without_a_sharp_jump():
     """Variable assignment learned over ~4,000 steps (no one-interval rise of 0.1, like seed 51): composed,
     but no sharp jump and so not all three phases; a run whose 1-var accuracy ends under 0.9 did not compose."""
-    import numpy as np
-
     from test_phases import sigmoid
     gradual = synthetic(jump=4000, refinement=15000)
     steps_axis = gradual["step"].to_numpy()
@@ -215,3 +212,19 @@ def test_a_gradual_learner_composed_without_a_sharp_jump():
     assert steps["composed"].tolist() == [True, False]
     assert steps["sharp_jump"].tolist() == [False, True]
     assert steps["all_three"].tolist() == [False, False]
+
+
+def test_the_sign_tests_power_counts_the_pairs_it_needs():
+    from assignadd_core.rules.stats import sign_test_power
+    eight = sign_test_power(8, 0.9, 0.05)
+    assert eight["needed"] == 7  # 7 of 8: p = 9/256 = 0.035; 6 of 8: p = 37/256 = 0.145
+    assert eight["power"] == pytest.approx(0.9 ** 8 + 8 * 0.9 ** 7 * 0.1)
+    assert sign_test_power(4, 1.0, 0.05) == {"pairs": 4, "needed": None, "later": 1.0, "power": 0.0}  # p >= 1/16
+    assert sign_test_power(8, 0.5, 0.05)["power"] < 0.05  # under the null: the test's size
+
+
+def test_fishers_power_is_its_size_under_the_null_and_grows_with_the_gap():
+    from assignadd_core.rules.stats import fisher_power
+    assert fisher_power(12, 0.6, 32, 0.6, 0.05) < 0.05
+    assert fisher_power(12, 0.95, 32, 0.6, 0.05) > fisher_power(12, 0.8, 32, 0.6, 0.05)
+    assert fisher_power(3, 1.0, 32, 0.6, 0.05) < 0.01  # 3 of 3 rejects only where the 32 fall to 10 or fewer

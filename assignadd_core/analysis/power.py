@@ -29,6 +29,7 @@ from ..rules.verdicts import THRESHOLD_LEVEL, composed
 QUADRATURE_NODES = 30
 SIM_RESAMPLES = 400  # seed resamples per simulated data set (the verdict uses C9_RESAMPLES, 2,000)
 SEED_COUNTS = (5, 10, 15, 20)
+TARGET_POWER, MIN_SEEDS = 0.8, 15  # the seed count chosen: the fewest (at least MIN_SEEDS) reaching TARGET_POWER
 REPAIR_POOLS = ("2var_var_restricted_1", "2var_var_restricted_2")  # the pools the union's failures sit low on
 
 
@@ -121,7 +122,7 @@ def power(model: dict, low_values, high_values, seed_counts=SEED_COUNTS, high_se
     return pd.DataFrame(rows)
 
 
-def choose_seeds(table: pd.DataFrame, target: float = 0.8, minimum: int = 15) -> int:
+def choose_seeds(table: pd.DataFrame, target: float = TARGET_POWER, minimum: int = MIN_SEEDS) -> int:
     """The fewest seeds (at least `minimum`) whose simulated probability of a narrow enough interval reaches `target`;
     the largest count tried when none does."""
     reaching = table[(table["p_narrow"] >= target) & (table["seeds"] >= minimum)]

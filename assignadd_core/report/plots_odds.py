@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .palette import GREY, INK, OUTCOME_COLORS, identity
+from .palette import GREY, INK, OUTCOME_COLORS, SEQUENTIAL, identity
 
 
 def _error(values, low, high) -> dict:
@@ -40,6 +40,29 @@ def design_grid_figure(table, inits, datas, title: str):
     return fig
 
 
+def replicate_count_figure(table, inits, datas, title: str):
+    """One cell per (initialization, data order): how many of its replicates composed (`analysis.odds.replicated_cells`
+    rows), as a shade from none to all, with the count written in the cell."""
+    counts = table.groupby(["init", "data"])["composed"].agg(["sum", "count"])
+    z, text = np.full((len(inits), len(datas)), np.nan), [["" for _ in datas] for _ in inits]
+    for (init, data), row in counts.iterrows():
+        if init in inits and data in datas:
+            i, j = list(inits).index(init), list(datas).index(data)
+            z[i, j], text[i][j] = row["sum"] / row["count"], f"{int(row['sum'])} of {int(row['count'])}"
+    fig = go.Figure(go.Heatmap(z=[[None if np.isnan(v) else v for v in r] for r in z],
+                               x=[f"data {d}" for d in datas], y=[f"init {i}" for i in inits], zmin=0, zmax=1,
+                               colorscale=SEQUENTIAL, text=text, texttemplate="%{text}",
+                               colorbar={"title": "share composed", "tickformat": ".0%"},
+                               hovertemplate="%{y}, %{x}: %{text} composed<extra></extra>"))
+    fig.update_layout(title=title, height=520, yaxis={"autorange": "reversed"}, plot_bgcolor="white")
+    return fig
+
+
+def _runs_each(counts) -> str:  # "16 runs" or "16-32 runs": how many runs each observed rate reads
+    low, high = int(min(counts)), int(max(counts))
+    return f"{low} runs" if low == high else f"{low}–{high} runs"
+
+
 def init_probability_figure(probabilities, rates, title: str):
     """Each initialization's probability of composing on a new data order (posterior median and 95 % interval),
     sorted, with its observed rate over the design's runs as an open marker."""
@@ -50,7 +73,8 @@ def init_probability_figure(probabilities, rates, title: str):
                                error_y={**_error(order["probability"], order["low"], order["high"]), "color": INK},
                                hovertemplate="%{x}: %{y:.2f}<extra>probability</extra>"))
     observed = rates.set_index("init").loc[order["init"]]
-    fig.add_trace(go.Scatter(x=labels, y=observed["rate"], mode="markers", name="observed (16 runs)",
+    fig.add_trace(go.Scatter(x=labels, y=observed["rate"], mode="markers",
+                             name=f"observed ({_runs_each(observed['count'])} each)",
                              marker={"symbol": "circle-open", "size": 10, "color": GREY},
                              text=[f"{int(k)} of {int(n)}" for k, n in zip(observed["sum"], observed["count"])],
                              hovertemplate="%{x}: %{text}<extra>observed</extra>"))
@@ -59,15 +83,18 @@ def init_probability_figure(probabilities, rates, title: str):
     return fig
 
 
-def shares_figure(shares: dict, title: str):
-    """{part: (median, low, high)} of the variance shares on the latent scale, as bars with intervals."""
-    names = list(shares)
-    values = [shares[n][0] for n in names]
-    fig = go.Figure(go.Bar(x=names, y=values, marker={"color": INK},
-                           error_y={**_error(values, [shares[n][1] for n in names], [shares[n][2] for n in names]),
-                                    "color": GREY},
-                           hovertemplate="%{x}: %{y:.2f}<extra>share of variance</extra>"))
-    fig.update_layout(title=title, yaxis={"title": "share of the latent variance", "range": [0, 1]}, height=400)
+def shares_figure(table, names: dict, title: str):
+    """The variance shares (`analysis.odds.shares_table`: one row per part) on the latent and the observed scale,
+    side by side: a bar per part and scale with its 95 % interval; `names` gives each part's label."""
+    labels = [names[p] for p in table["part"]]
+    fig = go.Figure()
+    for scale, color in (("latent", INK), ("observed", GREY)):
+        values = table[scale].to_numpy()
+        fig.add_trace(go.Bar(x=labels, y=values, name=f"{scale} scale", marker={"color": color},
+                             error_y={**_error(values, table[f"{scale}_low"], table[f"{scale}_high"]), "color": INK},
+                             hovertemplate=f"%{{x}}: %{{y:.2f}}<extra>{scale} scale</extra>"))
+    fig.update_layout(title=title, barmode="group", yaxis={"title": "share of the variance", "range": [0, 1]},
+                      height=400, legend={"orientation": "h", "y": -0.2})
     return fig
 
 

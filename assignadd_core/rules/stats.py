@@ -2,7 +2,8 @@
 
 * `Rate`: k of n with its exact (Clopper-Pearson) interval, the one k-of-n type of the book;
 * `bootstrap_mean_interval`, `t_interval`: intervals of a mean;
-* `mcnemar_exact`, `fisher`: exact tests of paired moves and of two rates.
+* `mcnemar_exact`, `fisher`: exact tests of paired moves and of two rates;
+* `sign_test_power`, `fisher_power`: what those exact tests can detect, at a stated alternative (exact, by enumeration).
 """
 from __future__ import annotations
 
@@ -105,3 +106,25 @@ def fisher(a: Rate, b: Rate) -> float:
     from scipy.stats import fisher_exact
     table = [[a.successes, a.trials - a.successes], [b.successes, b.trials - b.successes]]
     return float(fisher_exact(table, alternative="two-sided").pvalue)
+
+
+def sign_test_power(pairs: int, later: float, level: float) -> dict:
+    """The one-sided exact sign test on `pairs` untied pairs: the fewest going up that reject (p < `level`; None when
+    no count can) and the probability of rejecting when each pair goes up with probability `later`."""
+    from scipy.stats import binom
+    needed = next((k for k in range(pairs + 1) if sign_test_greater(k, pairs - k) < level), None)
+    power = 0.0 if needed is None else float(binom.sf(needed - 1, pairs, later))
+    return {"pairs": pairs, "needed": needed, "later": later, "power": power}
+
+
+def fisher_power(n_a: int, rate_a: float, n_b: int, rate_b: float, level: float) -> float:
+    """The probability that Fisher's exact two-sided test rejects (p < `level`) when `n_a` trials succeed with
+    probability `rate_a` and `n_b` with `rate_b`: every pair of counts, weighted by its binomial probability."""
+    from scipy.stats import binom
+    power = 0.0
+    for k_a in range(n_a + 1):
+        for k_b in range(n_b + 1):
+            weight = binom.pmf(k_a, n_a, rate_a) * binom.pmf(k_b, n_b, rate_b)
+            if weight > 1e-15 and fisher(Rate(k_a, n_a), Rate(k_b, n_b)) < level:
+                power += weight
+    return float(power)
