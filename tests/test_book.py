@@ -847,6 +847,7 @@ def open_text(page_html: str) -> str:
 
     class Reader(HTMLParser):
         SKIP = {"details", "code", "pre", "script", "style", "svg"}
+        VOID = {"br", "img", "input", "meta", "link", "hr", "wbr", "source"}  # no end tag: never on the stack
 
         def __init__(self):
             super().__init__()
@@ -857,13 +858,13 @@ def open_text(page_html: str) -> str:
             if tag == "main":
                 self.inside = True
             skip = tag in self.SKIP or any(c in classes.split() for c in ("math", "plotly-graph-div", "figure-json"))
-            if tag not in ("br", "img", "input", "meta", "link", "hr", "wbr", "source"):
+            if tag not in self.VOID:
                 self.stack.append(skip)
 
         def handle_endtag(self, tag):
             if tag == "main":
                 self.inside = False
-            if self.stack and tag not in ("br", "img", "input", "meta", "link", "hr", "wbr", "source"):
+            if self.stack and tag not in self.VOID:
                 self.stack.pop()
 
         def handle_data(self, data):

@@ -49,6 +49,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = ("README.md", "book/reproduce.md")
 
 
 def linked_runs_files() -> tuple[str, ...]:
@@ -58,7 +59,8 @@ def linked_runs_files() -> tuple[str, ...]:
     for chapter in (ROOT / "book" / "chapters").glob("*.ipynb"):
         found.update(re.findall(r"<\.\./\.\./runs/([^>]+)>", chapter.read_text()))
     return tuple(sorted(found))
-DOCS = ("README.md", "book/reproduce.md")
+
+
 # The paper's task (chapter 5 shows the paper's own example sequence, which needs its 59 numbers and
 # 12 variables), a tiny model, small batches and pools.
 TINY = {"d_model": 16, "d_mlp": 32, "batch_size": 32, "eval_every": 20, "probe_every": 40, "pool_size": 50}

@@ -283,6 +283,15 @@ def exact_figure(exact_by_run: dict[str, dict[str, float]], paper: dict[str, flo
 
 
 # ------------------------------------------------------------------ data-threshold sweeps (chapter 08)
+def _named_vlines(fig, marks) -> None:
+    """Vertical lines named in the legend (`marks`: (x, name, line style)): a label beside a line on a phone-wide plot
+    would stretch the axis."""
+    import plotly.graph_objects as go
+    for x, name, line in marks:
+        fig.add_vline(x=x, line=line)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name, hoverinfo="skip"))
+
+
 def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, paper_value: float | None = None,
                  level: float | None = None, crossing=None, fit=None, extra_lines: dict | None = None):
     """Accuracy against a swept value, one line per seed; not-run and failed points are marked, never filled.
@@ -333,9 +342,7 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
     if crossing is not None and crossing.value is not None:
         marks.append((crossing.value, f"mean curve crosses at {crossing.value:.3f} (rule before 2026-12)",
                       {"color": INK, "dash": "dashdot", "width": 1.5}))
-    for x, name, line in marks:
-        fig.add_vline(x=x, line=line)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name, hoverinfo="skip"))
+    _named_vlines(fig, marks)
     fig.update_layout(title=title, xaxis_title=x_label, yaxis_title=y_label, yaxis_range=[-0.08, 1.05],
                       legend={"orientation": "h", "y": -0.2}, height=460)
     return fig
@@ -370,9 +377,7 @@ def threshold_fit_figure(table, field: str, x, curve, threshold: float | None, i
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"95 % interval {bound(interval[0])} to"
                                  f" {bound(interval[1])} (seeds resampled)", marker={"symbol": "square", "color": GREY,
                                                                                      "size": 12, "opacity": 0.5}))
-    for value, name, line in marks:  # named in the legend, as in the sweep figures
-        fig.add_vline(x=value, line=line)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name, hoverinfo="skip"))
+    _named_vlines(fig, marks)
     fig.update_layout(title=title, xaxis_title=x_label, yaxis_title="share at the level (composed runs)",
                       yaxis_range=[-0.05, 1.05], legend={"orientation": "h", "y": -0.2}, height=460)
     return fig
