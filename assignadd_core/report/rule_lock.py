@@ -107,7 +107,7 @@ PARTS = {
             composition.auc, stats.rate, stats.Rate, stats.clopper_pearson, stats.fisher, stats.mcnemar_exact,
             verdicts.composed, *DETECTOR, *FINISHED),
            (verdicts, ("ODDS_LEVEL", "LEARNED_LEVEL", "R2_MIN_REPLICATES", "R2_CLAIMS", "ODDS_PARTS", "CHANCE")),
-           (odds, ("KINDS", "PRIOR_SCALES", "SD_PRIOR_SCALE", "FIXED_PRIOR_SD", "RESIDUAL_VARIANCE")),
+           (odds, ("KINDS", "PRIOR_SCALES", "SD_PRIOR_SCALE", "FIXED_PRIOR_SD", "RESIDUAL_VARIANCE", "CHAIN_GRID")),
            (composition, ("FISHER_LEVEL", "REPLICATE_FIELDS")), DETECTOR_LEVELS, FINISHED_LEVEL),
 }
 
