@@ -98,24 +98,22 @@ def test_profiles_only_set_parameters_the_chapters_have(profile):
 
 # ------------------------------------------------------------------ the pipeline on the CI profile
 @pytest.fixture(scope="module")
-def ci_book(tmp_path_factory, monkeypatch_module):
+def ci_book(tmp_path_factory):
     """Every chapter executed with params/ci.yaml (tiny runs) into a scratch folder and an empty runs root, as a
     fork of the project without the committed runs would: (runs root, chapters folder, the BookError naming the
-    chapters that failed, or None)."""
+    chapters that failed, or None). The runs root is set only while the chapters execute, and after the runs folder
+    module has read the book's own: otherwise a later build in this process (the `html` fixture) would write the
+    tiny runs' claims into the README and the intro page."""
+    from assignadd_core.core import run_folder  # noqa: F401  (its DEFAULT_ROOT is read at import: the book's runs)
     runs = tmp_path_factory.mktemp("runs")
     out = tmp_path_factory.mktemp("chapters")
-    monkeypatch_module.setenv("ASSIGNADD_RUNS", str(runs))
-    try:
-        book.execute(ROOT / "params" / "ci.yaml", out_dir=out)
-    except book.BookError as err:
-        return runs, out, err
-    return runs, out, None
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
     with pytest.MonkeyPatch.context() as mp:
-        yield mp
+        mp.setenv("ASSIGNADD_RUNS", str(runs))
+        try:
+            book.execute(ROOT / "params" / "ci.yaml", out_dir=out)
+        except book.BookError as err:
+            return runs, out, err
+    return runs, out, None
 
 
 def test_every_chapter_executes_under_the_ci_profile_without_the_committed_runs(ci_book):
@@ -270,9 +268,11 @@ def test_the_build_shows_warnings_and_hides_sphinx_chatter(exit_code, capfd):
 # ------------------------------------------------------------------ the HTML and the browser
 @pytest.fixture(scope="module")
 def html():
-    index = book.HTML / "index.html"
+    # .buildinfo is written by every build (index.html, a redirect, only by the first: as a stamp it made every
+    # later test session rebuild)
+    stamp = book.HTML / ".buildinfo"
     newest = max(p.stat().st_mtime for p in [*executed_chapters(), book.REPRODUCE, ROOT / "book" / "intro.md"])
-    if not index.is_file() or index.stat().st_mtime < newest:
+    if not stamp.is_file() or stamp.stat().st_mtime < newest:
         book.build()
     return book.HTML
 
