@@ -18,7 +18,7 @@ from assignadd_core.rules.verdicts import RULES
 def no_driver(monkeypatch, tmp_path):
     """Not the book build; the default runs folder is a temporary one."""
     monkeypatch.delenv(CLAIMS_ENV, raising=False)
-    monkeypatch.setattr(claims, "DEFAULT_ROOT", tmp_path / "default")
+    monkeypatch.setenv("ASSIGNADD_RUNS", str(tmp_path / "default"))
     return tmp_path
 
 
@@ -68,6 +68,14 @@ def test_the_driver_folder_is_where_records_go_and_are_read(no_driver, monkeypat
     assert claims.claims_table().set_index("claim").loc["C5", "verdict"] == "not reproduced"
     monkeypatch.delenv(CLAIMS_ENV)
     assert claims.records_dir() == no_driver / "default" / "claims"  # else the book's own
+
+
+def test_the_default_claims_folder_follows_the_runs_folder_named_now(no_driver, monkeypatch):
+    # read at the call: a module imported under another ASSIGNADD_RUNS must not keep writing there
+    assert claims.claims_dir() == no_driver / "default" / "claims"
+    monkeypatch.setenv("ASSIGNADD_RUNS", str(no_driver / "other"))
+    assert claims.claims_dir() == no_driver / "other" / "claims"
+    assert claims.claims_dir(no_driver / "given") == no_driver / "given" / "claims"
 
 
 def test_claims_table_fills_in_what_was_not_recorded(no_driver):

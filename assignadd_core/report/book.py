@@ -160,9 +160,8 @@ def execute(profile: Path = DEFAULT_PROFILE, only: list[str] | None = None, out_
     skip_unchanged: leave a chapter whose executed copy ran the same source and parameters (it does
     not notice changed runs or core code, so the default re-executes everything).
     claims_dir: where the chapters record claims (default: `claims/` of the runs folder the kernels use)."""
-    from .claims import CLAIMS_ENV
-    from ..core.run_folder import current_root
-    folder = Path(claims_dir) if claims_dir is not None else current_root() / "claims"
+    from .claims import CLAIMS_ENV, claims_dir as default_claims_dir
+    folder = Path(claims_dir) if claims_dir is not None else default_claims_dir()
     before = os.environ.get(CLAIMS_ENV)
     os.environ[CLAIMS_ENV] = str(folder.resolve())  # papermill's kernels inherit it
     try:

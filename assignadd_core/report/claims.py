@@ -25,7 +25,7 @@ import pandas as pd
 from ..core.checkpoint import atomic_write_text
 from ..core.config import ConfigError
 from .names import display_text
-from ..core.run_folder import DEFAULT_ROOT
+from ..core.run_folder import current_root
 from ..rules import verdicts
 
 from ..rules.verdicts import VERDICTS  # noqa: E402  (one list of verdict words)
@@ -71,7 +71,9 @@ AUTHORS_DIR = "authors"  # the appendix's records of the rules on the authors' w
 
 
 def claims_dir(root: Path | None = None) -> Path:
-    return Path(root or DEFAULT_ROOT) / "claims"
+    """`claims/` of `root`, or of the runs folder ASSIGNADD_RUNS names now (read at the call, not at import, as the
+    book driver reads it: a process that imported this module earlier still finds the folder its kernels use)."""
+    return Path(root or current_root()) / "claims"
 
 
 def _driver_dir() -> Path | None:
