@@ -45,6 +45,12 @@ def test_result_box_folds_every_seeds_numbers_and_keeps_the_count_open():
     assert "1 of 2" in lead and "per seed" not in lead and "seed42 jump 2,701" in folded
 
 
+def test_a_box_inside_a_fold_shows_every_seeds_numbers_without_a_second_fold():
+    verdict = verdicts.over_seeds({"seed42": Verdict(REPRODUCED, "jump 2,701"), "seed51": Verdict(PARTLY, "no jump")})
+    html = present.Result("C1", verdict, seeds_open=True)._repr_html_()
+    assert "<details>" not in html and "1 of 2" in html and "seed42 jump 2,701" in html
+
+
 def test_key_results_box_states_question_paper_ours_and_why():
     box = present.KeyResults("Does training go through three phases?",
                              present.Quote("a jump at steps 5,300–5,400", "the paper's training-dynamics figure"),

@@ -53,8 +53,9 @@ class Rule:
 class Result:
     """A claim's verdict with the numbers that decided it (and, optionally, another rule's verdict beside it)."""
 
-    def __init__(self, claim: str, verdict: Verdict, note: str = ""):
-        self.claim, self.note = claim, note
+    def __init__(self, claim: str, verdict: Verdict, note: str = "", seeds_open: bool = False):
+        """seeds_open: every seed's numbers shown, not folded (for a box that already sits inside a fold)."""
+        self.claim, self.note, self.seeds_open = claim, note, seeds_open
         self.verdict = Verdict(verdict.verdict, display_text(verdict.text))  # display names, not code keys
 
     def __repr__(self) -> str:
@@ -64,8 +65,8 @@ class Result:
         color = VERDICT_COLORS[self.verdict.verdict]
         note = f"<p><i>{html.escape(self.note)}</i></p>" if self.note else ""
         lead, _, seeds = self.verdict.text.partition(PER_SEED)  # every seed's numbers: in the table, or folded here
-        folded = (f"<details><summary>every seed's numbers</summary><p>{html.escape(seeds)}</p></details>"
-                  if seeds else "")
+        folded = ("" if not seeds else f"<p>Per seed: {html.escape(seeds)}</p>" if self.seeds_open else
+                  f"<details><summary>every seed's numbers</summary><p>{html.escape(seeds)}</p></details>")
         return (f'<div class="admonition verdict-box" style="border-left-color:{color}">'
                 f'<p class="admonition-title">{self.claim}: {chip(self.verdict.verdict)}'
                 f"</p><p>{html.escape(lead)}</p>{folded}{note}</div>")
