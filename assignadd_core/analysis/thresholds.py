@@ -272,18 +272,27 @@ def coverage_or_frequency(rows, share, field: str, pool: str, level: float = 0.9
 
 
 # ---------------------------------------------------------------------------- composition apart from data (C8, C9)
-def composition_by_value(done, field: str):
-    """Per grid value: how many of its finished runs composed (`verdicts.composed` of the final 1-var train
-    accuracy), of how many, with the Clopper–Pearson interval."""
+def _share_by_value(runs, field: str, hit, counts: tuple[str, str], extra=None):
+    """Per grid value of `runs`: how many rows `hit` (a bool Series) marks, of how many, with the Clopper–Pearson
+    interval; `counts` names the two count columns ("k", "share"), `extra(group)` adds columns."""
     import pandas as pd
 
     from ..rules.stats import clopper_pearson
+    k_name, share_name = counts
     rows = []
-    for value, runs in done.groupby(field):
-        k, n = int(runs["1var_train"].map(composed).sum()), len(runs)
+    for value, group in runs.groupby(field):
+        k, n = int(hit.loc[group.index].sum()), len(group)
         low, high = clopper_pearson(k, n)
-        rows.append({field: float(value), "composed": k, "runs": n, "rate": k / n, "low": low, "high": high})
-    return pd.DataFrame(rows, columns=[field, "composed", "runs", "rate", "low", "high"])
+        rows.append({field: float(value), k_name: k, "runs": n, share_name: k / n, "low": low, "high": high,
+                     **(extra(group) if extra else {})})
+    columns = [field, k_name, "runs", share_name, "low", "high", *(extra(runs.iloc[:0]) if extra else {})]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def composition_by_value(done, field: str):
+    """Per grid value: how many of its finished runs composed (`verdicts.composed` of the final 1-var train
+    accuracy), of how many, with the Clopper–Pearson interval."""
+    return _share_by_value(done, field, done["1var_train"].map(composed).astype(bool), ("composed", "rate"))
 
 
 def composed_runs(done):
@@ -382,18 +391,11 @@ def success_by_value(done, field: str, metric: str = "value", level: float | Non
     """What C9's fit reads, per grid value: of the composed runs, how many reach `level` on `metric`, with the
     Clopper-Pearson interval (runs of one seed are not independent: the interval describes, the fit's resamples
     decide)."""
-    import pandas as pd
-
-    from ..rules.stats import clopper_pearson
     from ..rules.verdicts import THRESHOLD_LEVEL
     level = THRESHOLD_LEVEL if level is None else level
-    rows = []
-    for value, runs in composed_runs(done).groupby(field):
-        k, n = int((runs[metric] >= level).sum()), len(runs)
-        low, high = clopper_pearson(k, n)
-        rows.append({field: float(value), "succeeded": k, "runs": n, "share": k / n, "low": low, "high": high,
-                     "seeds": int(runs["seed"].nunique())})
-    return pd.DataFrame(rows, columns=[field, "succeeded", "runs", "share", "low", "high", "seeds"])
+    kept = composed_runs(done)
+    return _share_by_value(kept, field, kept[metric] >= level, ("succeeded", "share"),
+                           extra=lambda group: {"seeds": int(group["seed"].nunique())})
 
 
 def logistic_curve(done, field: str, x, metric: str = "value", level: float | None = None) -> np.ndarray:
