@@ -303,6 +303,15 @@ def build_parser() -> argparse.ArgumentParser:
     cw.add_argument("--no-progress", action="store_true")
     cw.set_defaults(func=cmd_c10_window)
 
+    cr = sub.add_parser("c10-route", help="R3, the lookup's route: C10's held, sham and twin runs of the cells that"
+                                          " passed its checks trained again with checkpoints, then read (chapter 9)")
+    cr.add_argument("action", choices=("run", "read", "status"))
+    cr.add_argument("--part", type=int, default=1, help="train every OF-th run from this one (1-based)")
+    cr.add_argument("--of", type=int, default=1, help="how many processes share the runs")
+    cr.add_argument("--root", type=Path, default=None, help="folder holding runs (default: runs/)")
+    cr.add_argument("--no-progress", action="store_true")
+    cr.set_defaults(func=cmd_c10_route)
+
     ge = sub.add_parser("generality", help="the mechanism on other tasks and shapes: train the study's runs"
                                            " (mod 97, mod 113, 24 variables, 3 layers x 2 heads; seeds 42-44;"
                                            " studies/generality.yaml), or list them")
@@ -402,6 +411,27 @@ def cmd_c10_window(args) -> int:
     table = pd.concat([c10_window.read(runs, window=window) for window in c10_window.WINDOWS], ignore_index=True)
     print(f"{c10_window.write_table(table, args.root)}")
     print(c10_window.per_seed(table).round(3).to_string(index=False))
+    return 0
+
+
+def cmd_c10_route(args) -> int:
+    from .core.run_folder import Run
+    from .experiments import c10_route
+    if args.of < 1 or not 1 <= args.part <= args.of:
+        raise ConfigError(f"--part must be between 1 and --of ({args.of}), got {args.part}")
+    if args.action == "status":
+        for item in c10_route.plan():
+            run = Run(c10_route.study_root(args.root) / item.name)
+            print(f"{item.name:<22} {'done' if run.final_path.is_file() else 'not finished'}")
+        return 0
+    if args.action == "run":
+        c10_route.run_part(args.part, args.of, args.root, progress=not args.no_progress)
+        return 0
+    checkpoints, ablations = c10_route.read(args.root, progress=not args.no_progress)
+    if checkpoints.empty:
+        raise ConfigError("no re-run has finished yet: run `c10-route run` first")
+    for path in c10_route.write_tables(checkpoints, ablations, args.root):
+        print(path)
     return 0
 
 

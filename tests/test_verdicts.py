@@ -14,7 +14,7 @@ def phases(addition=500, jump=3600, refinement=9800, first=True):
 
 
 def test_rules_are_stated_for_every_claim():
-    assert set(v.RULES) == {f"C{i}" for i in range(1, 11)} | {"R1", "R2"} | {f"G{i}" for i in range(1, 6)}
+    assert set(v.RULES) == {f"C{i}" for i in range(1, 11)} | {"R1", "R2", "R3"} | {f"G{i}" for i in range(1, 6)}
     assert all(len(text) > 40 for text in v.RULES.values())
     assert set(v.RULE_CHANGES) <= set(v.RULES)
     for changes in v.RULE_CHANGES.values():

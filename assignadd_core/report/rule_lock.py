@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..experiments import generality_runs as shapes
 from ..rules import paper, stats, verdicts
-from ..experiments import per_seed
+from ..experiments import c10_route, per_seed
 from ..analysis import composition, generality, odds, phases, reliability, steering, sweep_records, thresholds
 
 # The one filter of a sweep's finished points, and its status (C9, C10, G4, G5 and R2 read their sweeps through it).
@@ -83,6 +83,9 @@ PARTS = {
     "R1": ((verdicts.r1_rate, verdicts.rate_text, stats.Rate, stats.clopper_pearson, reliability.phase_steps,
             reliability.step_statistics, reliability.composition_rate, verdicts.composed, *DETECTOR),
            (verdicts, ("LEARNED_LEVEL",)), DETECTOR_LEVELS, (reliability, ("TRANSITIONS",))),
+    # the route's reading of its tables (`c10_route.held_inputs`); the tables are measured by `analysis.route`
+    "R3": ((verdicts.r3_route, verdicts.route_term, c10_route.held_inputs, stats.sign_test_greater),
+           (verdicts, ("ROUTE_DROP", "ROUTE_P", "ROUTE_MIN_RUNS", "ROUTE_IDENTITY"))),
     "G1": SHAPE_READINGS,
     "G2": ((*SHAPE_READINGS[0], generality.found_roles, generality.candidates, generality.union_eq_to_values,
             generality.head_sets, generality.eq_patterns, generality.with_roles),

@@ -27,7 +27,7 @@ import sys
 import textwrap
 import types
 
-from ..experiments import per_seed
+from ..experiments import c10_route, per_seed
 from ..rules import stats, verdicts
 from ..experiments import generality_runs as shapes
 from ..analysis import composition, generality, odds, phases, reliability, steering, thresholds
@@ -37,7 +37,7 @@ PACKAGE = __package__.rpartition(".")[0]  # the package (this module sits in its
 # Modules past the boundary (see above): not followed, their names not required.
 BOUNDARY = {
     "training": ("core.model", "core.data", "core.trainer", "experiments.training", "core.config"),
-    "measurement": ("analysis.quantities", "measure.measures", "measure.roles", "core.evaluation"),
+    "measurement": ("analysis.quantities", "measure.measures", "measure.roles", "core.evaluation", "analysis.route"),
     "records": ("analysis.series", "core.run_folder", "experiments.named_runs", "core.checkpoint", "rules.study", "experiments.sweep"),
     "display": ("report.names", "report.plots", "report.present"),
 }
@@ -76,6 +76,7 @@ READS = {
            composition.study_table, composition.outcome_changes, composition.factorial_by_initialization,
            composition.factorial_answer, composition.feature_table, composition.predictor_on_new_seeds,
            stats.rate),  # chapter 4: every number of R2's record
+    "R3": (c10_route.held_inputs, verdicts.r3_route),  # chapter 9, from the route's committed tables
     "G1": (shapes.shape_readings, verdicts.g1_phases),  # chapter 14
     "G2": (shapes.shape_readings, verdicts.g2_seed),
     "G3": (shapes.shape_readings, verdicts.c7_fourier),

@@ -14,6 +14,7 @@ dated entry with the verdict before and after in the rule lock (`rule_lock`, `ru
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import median
 from typing import Mapping
 
 from ..core.config import COMPOSED_LEVEL
@@ -79,6 +80,13 @@ C10_BUDGET: int  # each run's steps at most
 C10_COPY_MARGIN = 0.05  # the removal's mean measure 5 over the window within this of the twin's over the same steps
 C10_ONSET_P = 0.05  # each exact one-sided sign test
 C10_MIN_CELLS, C10_MIN_PUSH_CELLS = 8, 6  # necessity: cells that pass their checks; sufficiency: cells a push passes in
+
+# R3, the lookup's route in the held runs (stated 2026-12-06, before the route re-runs; `analysis.route`,
+# `experiments.c10_route`): the causal test's levels.
+ROUTE_DROP = 0.25  # the candidate's ablation lowers the in-context lookup this much more than the control's (median)
+ROUTE_P = 0.05  # the exact one-sided sign test over the held runs: the candidate's drop above the control's
+ROUTE_MIN_RUNS = 8  # held runs read at their composition step, at least (C10's necessity needs 8 cells)
+ROUTE_IDENTITY = ("variable", "variable")  # the term of the identity pattern measure 3 reads (query, key)
 
 # The mechanism on other tasks and shapes (chapter 14, `generality`; stated 2026-12-04, before any of its runs).
 GENERAL_RATE_P = 0.05  # G4: a shape's composition rate differs from the paper shape's at Fisher's two-sided p below this
@@ -266,6 +274,24 @@ def _rules() -> dict:
            " a value moves the rate if the seeds whose outcome changes move one way more often than chance (exact"
            " McNemar test, two-sided, p < 0.05); the runs that composed by step 12,000 are reported beside it, so"
            " that a longer run alone does not make the difference (added before these runs finished)."),
+    "R3": ("No verdict (the paper makes no statement): what carries the lookup when the identity pattern is held"
+           " (stated 2026-12-06, before the runs it reads). The held runs (the identity pattern held), their shams"
+           " and twins in the cells that passed C10's necessity checks are trained again, bit-identical to their"
+           " committed metrics (checked), keeping a checkpoint every 100 steps. At each, the lookup's score margin"
+           " at `=` on the measurement batch's 1-var rows (the queried value's score minus the mean score of the"
+           " sequence's other assigned values) is split exactly into 25 terms, one per pair of residual parts on the"
+           " query and the key side: token, position, layer 1's copy of the variable, layer 1's copy of positions,"
+           " layer 1's copy of other tokens. The candidate route is the term with the largest median over the held"
+           " runs at their composition step (C10's time to compose). The causal test, at that step: the candidate's"
+           " key-side part is ablated (replaced at the assigned values by its mean over them), and, as the control,"
+           " the other key-side part whose whole share of the margin has the smallest median size; the candidate"
+           f" carries the lookup if its ablation lowers the in-context lookup more than the control's in more held"
+           f" runs than the reverse (exact one-sided sign test, p < {ROUTE_P}) and by a median of at least"
+           f" {ROUTE_DROP}; read on at least {ROUTE_MIN_RUNS} held runs, else not yet run. A second route exists if"
+           " the carrying term is not the identity pattern's (the copy of the variable on both sides). Beside it,"
+           " descriptive: the same terms and ablations in the twins, the shams and seed 42, and measure 3 (the 12 x"
+           " 12 map's rows that peak on their own variable) against the same map read in context (the queried"
+           " variable against the sequence's other assigned variables)."),
     "G1": ("Per shape, on every seed that composed: the C1 rule (the three phases, detected from the pools as in"
            " chapter 2), over the shape's seeds as C1's; the steps of the jump and the final rise are reported beside"
            " the paper shape's seeds, not judged. Read on runs of 40,000 steps (the paper's main-run length, as the"
@@ -988,6 +1014,41 @@ def c10_onset(necessity: list[Mapping], sufficiency: list[Mapping]) -> Verdict:
 def r1_rate(all_three: int, seeds: int) -> Verdict:
     """R1, a finding: the share of seeds that show all three phases."""
     return Verdict(FINDING, f"{rate_text(all_three, seeds)} seeds show all three phases")
+
+
+def route_term(query: str, key: str) -> str:
+    """The name of one term of the lookup's margin (`analysis.route`): query-side part, key-side part."""
+    return f"q_{query}__k_{key}"
+
+
+def r3_route(held: list[Mapping]) -> Verdict:
+    """R3, a finding (`RULES["R3"]`): `held` has one reading per held run at its composition step: {"run", "terms":
+    {route_term(q, k): value}, "totals": {key part: its whole share of the margin}, "drops": {key part: how much
+    ablating it lowers the in-context lookup}}."""
+    if len(held) < ROUTE_MIN_RUNS:
+        return Verdict(NOT_YET_RUN, f"{len(held)} held runs read at their composition step (needs {ROUTE_MIN_RUNS})")
+    names = list(held[0]["terms"])
+    medians = {name: float(median([h["terms"][name] for h in held])) for name in names}
+    best = max(names, key=lambda name: medians[name])
+    query, key = best[2:].split("__k_")
+    others = [part for part in held[0]["totals"] if part != key]
+    control = min(others, key=lambda part: float(median([abs(h["totals"][part]) for h in held])))
+    gaps = [h["drops"][key] - h["drops"][control] for h in held]
+    above, below = sum(g > 0 for g in gaps), sum(g < 0 for g in gaps)
+    p = sign_test_greater(above, below)
+    median_gap = float(median(gaps))
+    carries = p < ROUTE_P and median_gap >= ROUTE_DROP
+    second = carries and (query, key) != ROUTE_IDENTITY
+    text = (f"in {len(held)} held runs at their composition step, the largest term of the lookup's margin is the"
+            f" {query.replace('_', ' ')} part at `=` with the {key.replace('_', ' ')} part at the values (median"
+            f" {medians[best]:.2f}); ablating that key part lowers the in-context lookup more than ablating the"
+            f" {control.replace('_', ' ')} part in {above} runs, less in {below} (exact sign test p = {p:.3g}),"
+            f" by a median of {median_gap:.2f}: it "
+            + ("carries the lookup" if carries else f"is not shown to carry it (needs p < {ROUTE_P} and a median of"
+                                                    f" at least {ROUTE_DROP})")
+            + ("; a second route: not the identity pattern's term" if second else
+               "; the identity pattern's own term" if carries else ""))
+    return Verdict(FINDING, text)
 
 
 # ---------------------------------------------------------------------------- the mechanism on other tasks (G1-G5)

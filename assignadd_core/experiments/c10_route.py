@@ -1,0 +1,180 @@
+"""R3, the lookup's route (chapter 9): the twin, held and sham runs of the cells that passed C10's necessity checks,
+trained again with a checkpoint every 100 steps, and read part by part (`analysis.route`).
+
+    python -m assignadd_core c10-route run [--part 1 --of 2]   # train (resumable; two processes, one part each)
+    python -m assignadd_core c10-route read                    # read every checkpoint into runs/theory/route*.csv
+
+A re-run is the committed run again (eager, one thread, on CPU: bit-identical), checked against the committed
+metrics table of its sweep point (`identical`). The runs keep their metrics; their checkpoints stay on the machine
+that trained them (about 60 MB a run), the tables they give are committed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pandas as pd
+
+from ..analysis import route, steering
+from ..core.config import RunConfig
+from ..core.run_folder import DEFAULT_ROOT, Run
+from ..rules import verdicts
+from ..rules.study import current
+
+# Each arm: the sweep that holds its committed run and the steering direction that names it there.
+ARMS = {"twin": ("c10_onset", "none"), "held": ("c10_onset_hold", "identity"),
+        "sham": ("c10_onset_hold", "wrong_pairs")}
+SEED42 = "seed42"  # the main composing run, read at its committed checkpoints beside the re-runs
+
+
+class Planned(NamedTuple):
+    name: str  # the re-run's folder name
+    cell: str  # "init/data"
+    arm: str
+    sweep: str
+    key: str  # the committed point's key
+    overrides: dict
+
+
+def study_root(root: Path | None = None) -> Path:
+    return Path(root or DEFAULT_ROOT) / "theory" / "route"
+
+
+def table_path(root: Path | None = None, kind: str = "checkpoints") -> Path:
+    """runs/theory/route.csv (every checkpoint's terms) and route_ablations.csv (at each run's composition step)."""
+    return Path(root or DEFAULT_ROOT) / "theory" / ("route.csv" if kind == "checkpoints" else "route_ablations.csv")
+
+
+def hold_evals() -> int:
+    return int(current()["composition"]["odds_hold"])
+
+
+def passing_cells(results_dir: Path | None = None) -> list[str]:
+    """The cells that pass C10's necessity checks (`verdicts.c10_necessity` on the committed records), in order."""
+    from .sweep import SWEEPS
+    from .sweep.grid import onset_cells
+    from .sweep.store import finished_metrics, results_frame
+    frames = {name: results_frame(SWEEPS[name], results_dir) for name in ("c10_onset", "c10_onset_hold")}
+    metrics = {k: v for name, frame in frames.items()
+               for k, v in finished_metrics(SWEEPS[name], frame, results_dir).items()}
+    cells = steering.hold_cells(frames["c10_onset"], frames["c10_onset_hold"], metrics,
+                                onset_cells(SWEEPS["c10_onset"]), hold_evals())
+    if any(c[arm] is None for c in cells for arm in ("twin", "removal", "sham")):
+        return []
+    return [c["cell"] for c in verdicts.c10_necessity(cells)["cells"]]
+
+
+def plan(results_dir: Path | None = None) -> list[Planned]:
+    """Every re-run: each passing cell's twin, held run and sham, cell by cell."""
+    from .sweep import SWEEPS
+    cells = passing_cells(results_dir)
+    points = {}
+    for arm, (sweep, direction) in ARMS.items():
+        for p in SWEEPS[sweep].points():
+            if p.overrides.get("train.steer_direction") == direction:
+                points[(f"{p.params['train.init_seed']}/{p.seed}", arm)] = (sweep, p)
+    out = []
+    for cell in cells:
+        for arm in ARMS:
+            sweep, p = points[(cell, arm)]
+            out.append(Planned(f"{cell.replace('/', '_')}_{arm}", cell, arm, sweep, p.key, dict(p.overrides)))
+    return out
+
+
+def run_part(part: int = 1, of: int = 1, root: Path | None = None, progress: bool = True) -> list[Run]:
+    """Train (or resume) every `of`-th re-run starting at `part` (1-based), eager on one thread, every checkpoint
+    kept; finished runs are left as they are."""
+    from .threads import set_threads
+    from .training import train
+    if not 1 <= part <= of:
+        raise ValueError(f"part must be between 1 and {of}, got {part}")
+    set_threads(1)
+    runs = []
+    for item in plan()[part - 1::of]:
+        run = Run(study_root(root) / item.name)
+        if not run.final_path.is_file():
+            run = train(RunConfig().replace(**item.overrides), run.path, progress=progress, keep_checkpoints="all",
+                        compile="off")
+        runs.append(run)
+    return runs
+
+
+def identical(run: Run, item: Planned, results_dir: Path | None = None) -> bool:
+    """Whether the re-run's metrics equal its committed sweep point's, column by column (bit for bit)."""
+    from .sweep import SWEEPS
+    from .sweep.store import metrics_dir
+    committed = pd.read_csv(metrics_dir(SWEEPS[item.sweep], results_dir) / f"{item.key}.csv")
+    mine = run.metrics()
+    shared = [c for c in committed.columns if c in mine.columns]
+    return len(mine) == len(committed) and mine[shared].reset_index(drop=True).equals(
+        committed[shared].reset_index(drop=True))
+
+
+def _read_run(run: Run, meta: dict, steps: list[int], compose_step: int | None) -> tuple[list[dict], dict | None]:
+    rows = []
+    for step in steps:
+        rows.append({**meta, "step": step, **route.checkpoint_reading(run.load_model(step))})
+    ablation = None
+    if compose_step is not None:
+        at = min((s for s in run.checkpoint_steps() if s >= compose_step), default=None)
+        if at is not None:
+            model = run.load_model(at)
+            readout = route.ablation_reading(model)
+            ablation = {**meta, "step": at, **route.checkpoint_reading(model),
+                        **{f"{part}_{what}": value for part, r in readout.items() for what, value in r.items()}}
+    return rows, ablation
+
+
+def read(root: Path | None = None, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every finished re-run (and seed 42's committed checkpoints) read at each checkpoint; the ablations at each
+    run's composition step. Returns (checkpoints table, ablations table)."""
+    from tqdm.auto import tqdm
+    hold = hold_evals()
+    rows, ablations = [], []
+    items = [item for item in plan() if Run(study_root(root) / item.name).final_path.is_file()]
+    for item in tqdm(items, desc="route", disable=not progress):
+        run = Run(study_root(root) / item.name)
+        metrics = run.metrics()
+        meta = {"run": item.name, "cell": item.cell, "arm": item.arm, "identical": identical(run, item),
+                "trigger": run.final().get(steering_key()), "composed_at": steering.time_to_compose(metrics, hold)}
+        got, ablation = _read_run(run, meta, run.checkpoint_steps(), meta["composed_at"])
+        rows += got
+        ablations += [ablation] if ablation else []
+    seed42 = Run(Path(root or DEFAULT_ROOT) / SEED42)
+    if seed42.final_path.is_file():
+        meta = {"run": SEED42, "cell": SEED42, "arm": "seed 42", "identical": True, "trigger": None,
+                "composed_at": steering.time_to_compose(seed42.metrics(), hold)}
+        got, ablation = _read_run(seed42, meta, seed42.checkpoint_steps(), meta["composed_at"])
+        rows += got
+        ablations += [ablation] if ablation else []
+    return pd.DataFrame(rows), pd.DataFrame(ablations)
+
+
+def steering_key() -> str:
+    from .qk_steering import TRIGGER_KEY
+    return TRIGGER_KEY
+
+
+def write_tables(checkpoints: pd.DataFrame, ablations: pd.DataFrame, root: Path | None = None) -> list[Path]:
+    from ..core.checkpoint import atomic_write_text
+    paths = []
+    for kind, table in (("checkpoints", checkpoints), ("ablations", ablations)):
+        path = table_path(root, kind)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, table.to_csv(index=False, float_format="%.6g"))
+        paths.append(path)
+    return paths
+
+
+def held_inputs(ablations: pd.DataFrame, arm: str = "held") -> list[dict]:
+    """R3's inputs (`verdicts.r3_route`) from the ablations table: per run of `arm` at its composition step, its
+    margin's terms, each key part's whole share and the drop of the in-context lookup when each is ablated."""
+    rows = ablations[ablations["arm"] == arm].to_dict("records")
+    out = []
+    for r in rows:
+        terms = {verdicts.route_term(q, k): float(r[verdicts.route_term(q, k)]) for q in route.PARTS
+                 for k in route.PARTS}
+        out.append({"run": r["run"], "terms": terms,
+                    "totals": {k: sum(terms[verdicts.route_term(q, k)] for q in route.PARTS) for k in route.PARTS},
+                    "drops": {k: float(r["none_lookup"]) - float(r[f"{k}_lookup"]) for k in route.PARTS}})
+    return out
