@@ -384,3 +384,32 @@ def test_the_hold_write_is_refused_with_a_share_or_another_direction():
         RunConfig().replace(**ONSET, steer_write="hold", steer_share=1.0)
     with pytest.raises(ConfigError, match="hold"):
         RunConfig().replace(**ONSET, steer_write="hold", steer_direction="random")
+
+
+@pytest.mark.parametrize("direction", ["identity", "wrong_pairs"])
+def test_the_clamp_makes_its_rows_lead_by_the_margin_and_touches_only_w_q2(direction):
+    """After the clamp write, the rows nearest the margin (ten of twelve) peak on their paired variable by at least
+    the margin in score units; only W_Q2 changed."""
+    margin = 1.5
+    config = RunConfig().replace(**ONSET, steer_direction=direction, steer_write="clamp", steer_share=margin)
+    model, before = one_step(config)
+    w_k, copies = model.blocks[1].attn.W_K[0].detach().clone(), qk_steering.variable_copies(model).detach().clone()
+    qk_steering.steer(model, config, before)
+    n = copies.shape[0]
+    pairing = torch.tensor(qk_steering.hold_pairing(config, n))
+    scores = (qk_steering.variable_copies(model).double() @ qk_steering.qk2(model)
+              @ qk_steering.variable_copies(model).double().T) * model.blocks[1].attn.scale
+    rows = torch.arange(n)
+    rivals = scores.clone()
+    rivals[rows, pairing] = float("-inf")
+    leads = scores[rows, pairing] - rivals.max(-1).values
+    assert int((leads >= margin - 1e-4).sum()) >= qk_steering.rows_clamped(n) == 10
+    assert torch.equal(model.blocks[1].attn.W_K[0].detach(), w_k)
+    assert torch.equal(qk_steering.variable_copies(model).detach(), copies)
+
+
+def test_the_clamp_is_refused_without_a_margin_or_with_another_direction():
+    with pytest.raises(ConfigError, match="clamp"):
+        RunConfig().replace(**ONSET, steer_write="clamp", steer_share=0.0)
+    with pytest.raises(ConfigError, match="clamp"):
+        RunConfig().replace(**ONSET, steer_write="clamp", steer_share=1.0, steer_direction="random")

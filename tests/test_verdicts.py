@@ -341,10 +341,17 @@ def test_c10_causal_needs_every_readable_seed_blocked_and_names_each():
 
 
 # ---------------------------------------------------------------------------- C10 at copying onset
-def _reading(composed_at, m3_max=0.8, m5_mean=0.99, held=None, trigger=2001):
+def _reading(composed_at, m3_max=0.8, m5_mean=0.99, held=None, trigger=2001, m3_min=None):
     """One run's onset reading (`analysis.steering.onset_reading`), as the rule reads it."""
-    return {"trigger": trigger, "m3_max": m3_max, "m5_mean": m5_mean, "composed_at": composed_at,
-            "held": composed_at is not None if held is None else held}
+    return {"trigger": trigger, "m3_max": m3_max, "m3_min": m3_max if m3_min is None else m3_min, "m5_mean": m5_mean,
+            "composed_at": composed_at, "held": composed_at is not None if held is None else held}
+
+
+def _clamp(n, clamped=True, clamp_m3=0.9, clamp_m5=0.99, sham_m5=0.99, twin=False, sham=False):
+    """n stuck cells of the clamp sweep: whether the clamped run ends composed, its lowest measure 3 in the window."""
+    return [{"cell": f"c{i}", "twin": _reading(None, m3_max=0.1, held=twin),
+             "clamp": _reading(9001 if clamped else None, m3_max=1.0, m3_min=clamp_m3, m5_mean=clamp_m5),
+             "sham": _reading(None, m3_max=0.1, m5_mean=sham_m5, held=sham)} for i in range(n)]
 
 
 def _necessity(n, removal_at=None, removal_m3=0.25, removal_m5=0.98, sham_m3=0.8, twin_at=4001, sham_at=4101):
@@ -361,23 +368,67 @@ def _sufficiency(n, pushed=(True, True), push_m3=(0.2, 0.8), twin=False, sham=Fa
              "sham": {s: _reading(None, m3_max=0.1, held=sham) for s in shares}} for i in range(n)]
 
 
-@pytest.mark.parametrize("necessity, sufficiency, expected", [
-    (_necessity(16), _sufficiency(6), REPRODUCED),  # the claim's mechanism: removal blocks, the push composes
-    (_necessity(16), _sufficiency(6, pushed=(False, False)), PARTLY),  # necessary; the push passes, composes not
-    (_necessity(16), _sufficiency(6, push_m3=(0.2, 0.3)), PARTLY),  # necessary; no push passes: untested
-    (_necessity(16, removal_at=4001), _sufficiency(6), PARTLY),  # sufficient only (a null on necessity)
-    (_necessity(16, removal_at=4001), _sufficiency(6, pushed=(False, False)), NOT_REPRODUCED),  # removal no matter
-    (_necessity(16, removal_at=4001), _sufficiency(6, push_m3=(0.1, 0.1)), NOT_REPRODUCED),  # and no push passes
-    (_necessity(16, sham_at=None), _sufficiency(6), PARTLY),  # the sham blocks as much: not specific
-    (_necessity(16), _sufficiency(6, sham=True), PARTLY),  # the sham push composes as well: not specific
-    (_necessity(16), _sufficiency(6, twin=True), PARTLY),  # the twins compose: the push adds nothing
-    (_necessity(16, removal_m3=0.6), _sufficiency(6), INCONCLUSIVE),  # the removal fails its check everywhere
-    (_necessity(16, removal_m5=0.9), _sufficiency(6), INCONCLUSIVE),  # the removal disturbs layer 1's copying
-    (_necessity(16, sham_m3=0.3), _sufficiency(6), INCONCLUSIVE),  # the sham stops the identity pattern too
-    (_necessity(7), _sufficiency(6), INCONCLUSIVE),  # too few cells
+@pytest.mark.parametrize("necessity, clamp, expected", [
+    (_necessity(16), _clamp(6), REPRODUCED),  # the hold blocks composition while it lasts, the clamp composes
+    (_necessity(16, removal_at=5001), _clamp(6), PARTLY),  # a delay only (the held runs compose inside the hold)
+    (_necessity(16, removal_at=5001), _clamp(6, clamped=False), PARTLY),  # a delay, and the clamp adds nothing
+    (_necessity(16), _clamp(6, clamped=False), PARTLY),  # the block only
+    (_necessity(16), _clamp(6, clamp_m3=0.4), PARTLY),  # the clamp fails its check: sufficiency untested
+    (_necessity(16, removal_at=4001), _clamp(6), PARTLY),  # sufficient only (a null on necessity)
+    (_necessity(16, removal_at=4001), _clamp(6, clamped=False), NOT_REPRODUCED),  # the hold no matter, no clamp
+    (_necessity(16), _clamp(6, sham=True), PARTLY),  # the sham clamp composes as well: not specific
+    (_necessity(16), _clamp(6, twin=True), PARTLY),  # the twins compose: the clamp adds nothing
+    (_necessity(16), _clamp(6, clamp_m5=0.9), PARTLY),  # the clamp disturbs layer 1's copying: untested
+    (_necessity(16, removal_m3=0.6), _clamp(6), INCONCLUSIVE),  # the removal fails its check everywhere
+    (_necessity(16, removal_m5=0.9), _clamp(6), INCONCLUSIVE),  # the removal disturbs layer 1's copying
+    (_necessity(16, sham_m3=0.3), _clamp(6), INCONCLUSIVE),  # the sham stops the identity pattern too
+    (_necessity(7), _clamp(6), INCONCLUSIVE),  # too few cells
 ])
-def test_c10_onset(necessity, sufficiency, expected):
-    assert v.c10_onset(necessity, sufficiency).verdict == expected
+def test_c10_onset(necessity, clamp, expected):
+    assert v.c10_onset(necessity, _sufficiency(6), clamp).verdict == expected
+
+
+def test_c10_necessity_names_a_delay_and_whether_the_hold_prevents_composition():
+    delay = v.c10_necessity(_necessity(16, removal_at=5001))  # later than the twin, inside the window (to 5,001)
+    assert delay["reading"] == "shown" and delay["block"]["reading"] == "not shown"
+    assert "delays composition (median 1,000 steps later than the twin) but is not shown to prevent it" in delay["text"]
+    assert "16 of 16 held runs composed during the hold, their twins 16 of 16" in delay["text"]
+    block = v.c10_necessity(_necessity(16))
+    assert block["block"]["reading"] == "shown" and "and prevents it during the hold" in block["text"]
+    assert "a delay is not shown" in v.c10_necessity(_necessity(16, removal_at=4001, sham_at=4001))["text"]
+
+
+def test_c10_clamp_reads_its_check_and_both_sign_tests():
+    assert v.c10_clamp(_clamp(6))["reading"] == "shown"  # 6 of 6 where twin and sham do not: p = 0.016
+    cells = _clamp(6)
+    cells[0]["clamp"] = _reading(None, m3_max=1.0, m3_min=0.9)
+    assert v.c10_clamp(cells)["reading"] == "shown"  # 5 of 6: p = 0.031
+    cells[1]["clamp"] = _reading(None, m3_max=1.0, m3_min=0.9)
+    assert v.c10_clamp(cells)["reading"] == "not shown"  # 4 of 6: p = 0.0625
+    low = v.c10_clamp(_clamp(6, clamp_m3=0.4))
+    assert low["reading"] == "untested" and "clamp measure 3 lowest 0.40 (needs ≥ 0.5)" in low["text"]
+    assert v.c10_clamp(_clamp(6, sham_m5=0.9))["reading"] == "untested"
+
+
+def test_g4_paired_tests_the_departures_against_the_paper_shape_seed_by_seed():
+    seeds = range(v.G4_FRESH_FIRST, v.G4_FRESH_FIRST + v.G4_FRESH_SEEDS)
+    shapes = ("mod97", "mod113", "vars24", "layers3_heads2")
+    differ = {s: {"paper": i % 3 != 0, **{shape: True for shape in shapes}} for i, s in enumerate(seeds)}
+    out = v.g4_paired(differ)  # 7 of 20 paper runs stuck, every departure composes: mean +0.35
+    assert out.verdict == v.FINDING and "a different rate from the paper shape's: shown" in out.text
+    assert "mean +0.35" in out.text and "mod97 20 of 20" in out.text
+    same = {s: {"paper": i % 3 != 0, **{shape: i % 3 != 0 for shape in shapes}} for i, s in enumerate(seeds)}
+    assert "a different rate from the paper shape's: not shown" in v.g4_paired(same).text  # a null
+    few = dict(list(differ.items())[:19])
+    assert v.g4_paired(few).verdict == v.NOT_YET_RUN
+
+
+def test_the_exact_sign_flip_test():
+    from assignadd_core.rules.stats import sign_flip_exact
+    assert sign_flip_exact([1.0] * 5) == 2 / 32 and sign_flip_exact([0.0, 0.0]) == 1.0
+    assert sign_flip_exact([1.0, -1.0]) == 1.0 and sign_flip_exact([0.5, 0.25, 0.25]) == 2 / 8
+    with pytest.raises(ValueError):
+        sign_flip_exact([0.3])
 
 
 def test_c10_onset_reads_each_outcome_by_its_stated_condition():
@@ -430,11 +481,12 @@ def test_c10_onset_sufficiency_takes_the_first_push_that_passes_its_check():
 
 
 def test_c10_onset_waits_for_every_run():
-    assert v.c10_onset(_necessity(16), _sufficiency(6)).verdict == REPRODUCED
+    assert v.c10_onset(_necessity(16), _sufficiency(6), _clamp(6)).verdict == REPRODUCED
+    assert v.c10_onset(_necessity(16), _sufficiency(6)).verdict == NOT_YET_RUN  # the clamp not run yet
     cells = _necessity(16)
     cells[3]["sham"] = None
-    late = v.c10_onset(cells, _sufficiency(6))
-    assert late.verdict == NOT_YET_RUN and late.text == "77 of 78 onset runs have finished"
+    late = v.c10_onset(cells, _sufficiency(6), _clamp(6))
+    assert late.verdict == NOT_YET_RUN and late.text == "95 of 96 onset runs have finished"
     empty = [{"cell": "a", "twin": None, "removal": None, "sham": None}]
     assert v.c10_onset(empty, [{"cell": "b", "twin": None, "push": {1.0: None}, "sham": {1.0: None}}]).verdict \
         == NOT_YET_RUN

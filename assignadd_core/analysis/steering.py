@@ -134,6 +134,7 @@ def onset_reading(metrics: pd.DataFrame, started_after: int | None, window: int,
             "window_first": int(inside["step"].min()) if len(inside) else None,
             "window_last": int(inside["step"].max()) if len(inside) else None,
             "m3_max": float(inside["m3_l2_var_identity_qk"].max()) if len(inside) else nan,
+            "m3_min": float(inside["m3_l2_var_identity_qk"].min()) if len(inside) else nan,
             "m3_mean": float(inside["m3_l2_var_identity_qk"].mean()) if len(inside) else nan,
             "m5_mean": float(inside["m5_l1_value_prev_token"].mean()) if len(inside) else nan,
             "composed_at": composed_at, "held": held, "last_step": int(m["step"].iloc[-1])}
@@ -197,3 +198,14 @@ def by_initialization(entered: list[dict], level: float) -> dict:
     out["floor_p"] = sign_test_greater(len(groups), 0)  # the smallest p this many initializations can give
     out["reading"] = "shown" if all(out[arm]["p"] < level for arm in ("twin", "sham")) else "not shown"
     return out
+
+
+def clamp_cells(push: pd.DataFrame, clamped: pd.DataFrame, metrics: dict[str, pd.DataFrame], cells, hold: int,
+                margin: float) -> list[dict]:
+    """C10's sufficiency by the clamp (since 2026-12-06): per cell, the twin of the push sweep (`push`'s records)
+    with the clamp and its wrong-pairs sham of the clamp sweep (`clamped`'s records, at `margin`): {"cell", "twin",
+    "clamp", "sham"}, in `onset_reading`'s form (None: not finished)."""
+    twins = push[push["steer_direction"] == "none"] if len(push) else push
+    read = onset_cells(pd.concat([twins, clamped], ignore_index=True), metrics, cells, hold, shares=(margin,))
+    return [{"cell": c["cell"], "twin": c["twin"], "clamp": c["push"][float(margin)], "sham": c["sham"][float(margin)]}
+            for c in read]

@@ -47,7 +47,7 @@ COMPOSED_LEVEL = 0.9  # a run has learned variable assignment once its 1-var tra
 # What a steering changes (`steer`): the identity direction, the sham that pairs the wrong variables, the random sham
 # (stored as steer_sham), or nothing (the twin of a triggered steering).
 STEER_DIRECTIONS = ("identity", "wrong_pairs", "random", "none")
-STEER_WRITES = ("exact", "smallest", "hold")  # how a steering's change is written into W_Q2 (`steer.steer`)
+STEER_WRITES = ("exact", "smallest", "hold", "clamp")  # how a steering's change is written into W_Q2 (`steer.steer`)
 
 
 @dataclass(frozen=True)
@@ -279,6 +279,8 @@ class TrainConfig:
     # the smallest change of W_Q2 that moves the component along the direction by c (`steer`); "hold" (stated
     # 2026-12-04) makes the smallest change of W_Q2 that holds each row's contrast of the variable QK map for the
     # direction's pairing at its value before the step, whatever moved it (W_QK2 or the copies); steer_share 0.
+    # "clamp" (stated 2026-12-06) makes the smallest change of W_Q2 after each step that sets each row's paired
+    # entry of that map at least steer_share (the margin, in the lookup's score units) above the row's other entries.
     steer_write: str = "exact"
     eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
     probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
@@ -332,6 +334,12 @@ class TrainConfig:
                  f"steer_direction must be one of {', '.join(STEER_DIRECTIONS)}, got {self.steer_direction!r}")
         _require(self.steer_write in STEER_WRITES,
                  f"steer_write must be one of {', '.join(STEER_WRITES)}, got {self.steer_write!r}")
+        _require(self.steer_write != "clamp" or (_real(self.steer_share) > 0
+                                                 and self.steer_direction in ("identity", "wrong_pairs")
+                                                 and not self.steer_sham),
+                 "steer_write 'clamp' keeps a pairing's entries (identity or wrong_pairs) above the rest of their rows"
+                 " by the margin steer_share > 0 (in the lookup's score units),"
+                 f" got steer_direction {self.steer_direction!r}, steer_share {self.steer_share!r}")
         _require(self.steer_write != "hold" or (_real(self.steer_share) == 0
                                                 and self.steer_direction in ("identity", "wrong_pairs", "none")
                                                 and not self.steer_sham),

@@ -24,7 +24,8 @@ from ..rules.study import current
 # Each arm: the sweep that holds its committed run and the steering direction that names it there.
 ARMS = {"twin": ("c10_onset", "none"), "held": ("c10_onset_hold", "identity"),
         "sham": ("c10_onset_hold", "wrong_pairs")}
-SEED42 = "seed42"  # the main composing run, read at its committed checkpoints beside the re-runs
+SEED42 = "seed42"
+WALL_CLOCK = ("elapsed_s",)  # metrics columns that time the run, not its numbers  # the main composing run, read at its committed checkpoints beside the re-runs
 
 
 class Planned(NamedTuple):
@@ -65,7 +66,8 @@ def passing_cells(results_dir: Path | None = None) -> list[str]:
 
 
 def plan(results_dir: Path | None = None) -> list[Planned]:
-    """Every re-run: each passing cell's twin, held run and sham, cell by cell."""
+    """Every re-run: each passing cell's twin, then each one's held run, then each one's sham (the twins first: the
+    clamp's margin is read from them)."""
     from .sweep import SWEEPS
     cells = passing_cells(results_dir)
     points = {}
@@ -74,8 +76,8 @@ def plan(results_dir: Path | None = None) -> list[Planned]:
             if p.overrides.get("train.steer_direction") == direction:
                 points[(f"{p.params['train.init_seed']}/{p.seed}", arm)] = (sweep, p)
     out = []
-    for cell in cells:
-        for arm in ARMS:
+    for arm in ARMS:
+        for cell in cells:
             sweep, p = points[(cell, arm)]
             out.append(Planned(f"{cell.replace('/', '_')}_{arm}", cell, arm, sweep, p.key, dict(p.overrides)))
     return out
@@ -100,12 +102,13 @@ def run_part(part: int = 1, of: int = 1, root: Path | None = None, progress: boo
 
 
 def identical(run: Run, item: Planned, results_dir: Path | None = None) -> bool:
-    """Whether the re-run's metrics equal its committed sweep point's, column by column (bit for bit)."""
+    """Whether the re-run's metrics equal its committed sweep point's, column by column (bit for bit; the wall-clock
+    column aside)."""
     from .sweep import SWEEPS
     from .sweep.store import metrics_dir
     committed = pd.read_csv(metrics_dir(SWEEPS[item.sweep], results_dir) / f"{item.key}.csv")
     mine = run.metrics()
-    shared = [c for c in committed.columns if c in mine.columns]
+    shared = [c for c in committed.columns if c in mine.columns and c not in WALL_CLOCK]
     return len(mine) == len(committed) and mine[shared].reset_index(drop=True).equals(
         committed[shared].reset_index(drop=True))
 
@@ -178,3 +181,29 @@ def held_inputs(ablations: pd.DataFrame, arm: str = "held") -> list[dict]:
                     "totals": {k: sum(terms[verdicts.route_term(q, k)] for q in route.PARTS) for k in route.PARTS},
                     "drops": {k: float(r["none_lookup"]) - float(r[f"{k}_lookup"]) for k in route.PARTS}})
     return out
+
+
+def identity_leads(model) -> list[float]:
+    """The lead of each row of the variable QK map that peaks on its own variable over the row's next entry, in the
+    lookup's score units (what the clamp's margin is read from)."""
+    import torch
+    from ..measure.measures import variable_qk_map
+    scores = variable_qk_map(model).double() * model.blocks[route.roles.lookup_block(model)].attn.scale
+    n = scores.shape[0]
+    own = scores.diagonal()
+    rivals = scores.masked_fill(torch.eye(n, dtype=torch.bool), float("-inf")).max(-1).values
+    return [float(x) for x in (own - rivals) if x > 0]
+
+
+def clamp_margin(root: Path | None = None) -> float:
+    """The clamp's margin (C10, stated 2026-12-06): over the passing cells' twins, at their composition step, the
+    median lead of the identity rows (`identity_leads`); the median over the twins."""
+    from statistics import median
+    leads = []
+    for item in plan():
+        if item.arm != "twin":
+            continue
+        run = Run(study_root(root) / item.name)
+        step = steering.time_to_compose(run.metrics(), hold_evals())
+        leads.append(median(identity_leads(run.load_model(step))))
+    return float(median(leads))

@@ -203,3 +203,14 @@ def coverage_pairs(vars24_csv, vars12_csv) -> list[dict]:
     done = [sweep_records.finished(table).to_dict(orient="records") for table in rows]
     from ..analysis.generality import paired_differences
     return paired_differences(*done)
+
+
+def fresh_outcomes(records_by_shape: dict) -> dict[int, dict[str, bool]]:
+    """G4's paired outcomes since 2026-12-06: {seed: {shape: composed}} from each shape's fresh-seed sweep results
+    ({shape: results table}; finished runs only, 1-var train at the end)."""
+    from ..rules import verdicts
+    out: dict[int, dict[str, bool]] = {}
+    for shape, table in records_by_shape.items():
+        for row in sweep_records.finished(table).to_dict("records"):
+            out.setdefault(int(row["seed"]), {})[shape] = verdicts.composed(float(row["1var_train"]))
+    return out

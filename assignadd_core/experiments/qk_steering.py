@@ -41,6 +41,15 @@ with the copies of the step (`hold_rows`). The identity arm holds the map's diag
 start, so measure 3 cannot rise by either route; the wrong-pairs arm holds twelve contrasts of the same kind that
 are not the identity's.
 
+"clamp" (stated 2026-12-06, C10's sufficiency, after no push formed the pattern): right after each steered step, the
+smallest change X of W_Q2 (W_K2 held) that sets the variable QK map M = U W_QK2 Uᵀ (the copies of now) to a target
+T: every entry as it is, except each row's paired entry M[v, π(v)], raised where it is not already that far to the
+row's largest other entry plus the margin (`steer_share`, in the lookup's score units: M's entries times
+1/sqrt(d_head)). π is the identity (the clamp: measure 3 reads 1 after every write) or the wrong pairing (the sham,
+with the same margin). Each round takes the rows still short of the margin and makes the smallest X that closes each
+one's gap to its top rival (the other entries move as they will), until none is short (`clamp_rows`; an exact target
+for all 144 entries needed changes of W_Q2 a hundred times its norm, which broke the lookup it was to hold).
+
 The trigger. With `steer_trigger` > 0, the first eval step at which measure 5 (layer 1 copies the variables)
 reaches it is recorded in the run's counters (`record_trigger`: saved with the resume state, so a resumed run
 keeps it, and in final.json as `steer_started_after`); the steps after it, `steer_window` of them, are steered.
@@ -53,6 +62,7 @@ equals an uninterrupted one).
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import torch
@@ -206,12 +216,53 @@ def hold_rows(model, config: RunConfig, before: Before) -> torch.Tensor:
     return torch.einsum("ij,vij->v", qk2(model), now)
 
 
+CLAMP_ROUNDS = 20  # the clamp's rounds at most: each fixes the rows still short of the margin, against their top rival
+CLAMP_LEVEL = 5 / 6  # the share of rows clamped: measure 3 of the composing twins at their composition (median of 9)
+
+
+def rows_clamped(n: int) -> int:
+    """How many of the map's n rows the clamp holds: CLAMP_LEVEL of them, rounded up (10 of 12)."""
+    return math.ceil(CLAMP_LEVEL * n - 1e-9)
+
+
+@torch.no_grad()
+def clamp_rows(model, config: RunConfig) -> float:
+    """The "clamp" write (see the module's text): returns the largest shortfall of a row's margin it found, in score
+    units (0: every paired entry already led its row by the margin)."""
+    copies = variable_copies(model).detach().double()
+    n = copies.shape[0]
+    pairing = torch.tensor(hold_pairing(config, n), device=copies.device)
+    attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
+    keys = copies @ attn.W_K[h].double()  # [n, d_head]
+    rows, first, chosen = torch.arange(n, device=copies.device), None, None
+    for _ in range(CLAMP_ROUNDS):
+        scores = copies @ qk2(model) @ copies.T * attn.scale  # the map in score units
+        rivals = scores.clone()
+        rivals[rows, pairing] = float("-inf")
+        rival = rivals.max(-1)
+        short = config.train.steer_share - (scores[rows, pairing] - rival.values)
+        first = float(short.clamp(min=0).max()) if first is None else first
+        chosen = short.argsort()[:rows_clamped(n)] if chosen is None else chosen  # the rows nearest the margin
+        todo = chosen[short[chosen] > 1e-9 * config.train.steer_share]
+        if len(todo) == 0:
+            break
+        # row v's margin moves by ⟨X, u_vᵀ (u_π(v) − u_rival) W_K⟩ · scale: the smallest X that closes each
+        # shortfall, in the span of those k matrices (their Gram matrix)
+        reach = torch.einsum("vi,vj->vij", copies[todo], keys[pairing[todo]] - keys[rival.indices[todo]])
+        gram = torch.einsum("aij,bij->ab", reach, reach)
+        weights = torch.linalg.lstsq(gram, (short[todo] / attn.scale)[:, None]).solution[:, 0]
+        attn.W_Q[h] += torch.einsum("a,aij->ij", weights, reach).to(attn.W_Q.dtype)
+    return first
+
+
 @torch.no_grad()
 def steer(model, config: RunConfig, before: Before) -> float:
     """Set the component of this step's W_QK2 update (`before` → now) along the steered direction to `steer_share`
     × a size: the update's norm ("exact" write), or the norm of the change of W_QK2 that W_Q2's own step made, W_K2
     held ("smallest" write: a size the steering's own changes of W_Q2 do not feed back into). Returns the
     coefficient c added along the direction (the "hold" write: the largest change it made to a row's contrast)."""
+    if config.train.steer_write == "clamp":
+        return clamp_rows(model, config)
     if config.train.steer_write == "hold":
         before_rows = torch.einsum("ij,vij->v", qk2(model), row_contrast_matrices(
             variable_copies(model).detach().double(), hold_pairing(config, before.copies.shape[0])))

@@ -66,7 +66,7 @@ READS = {
            verdicts.median_bracket),  # chapter 10 (the post-hoc pool's median bracket beside it)
     # the rule in force reads the onset sweeps' cells; the chapter records, until those runs are in, the rule of
     # 2026-12-03 from the steered runs of c10_remove and c10_add
-    "C10": (steering.onset_cells, steering.hold_cells, verdicts.c10_onset,
+    "C10": (steering.onset_cells, steering.hold_cells, steering.clamp_cells, verdicts.c10_onset,
             steering.arms_table, steering.removal_inputs, steering.addition_inputs, verdicts.c10_causal),
     "R1": (reliability.phase_steps, reliability.step_statistics, reliability.composition_rate,
            verdicts.r1_rate),  # chapter 3: the detector's steps per seed, their statistics and the rates
@@ -80,7 +80,8 @@ READS = {
     "G1": (shapes.shape_readings, verdicts.g1_phases),  # chapter 14
     "G2": (shapes.shape_readings, verdicts.g2_seed),
     "G3": (shapes.shape_readings, verdicts.c7_fourier),
-    "G4": (shapes.composition_count, verdicts.g4_rate, verdicts.g4_pooled),
+    "G4": (shapes.fresh_outcomes, verdicts.g4_paired, shapes.composition_count, verdicts.g4_rate,
+           verdicts.g4_pooled),
     "G5": (shapes.coverage_pairs, verdicts.g5_coverage),
 }
 

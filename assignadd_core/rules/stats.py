@@ -2,7 +2,7 @@
 
 * `Rate`: k of n with its exact (Clopper-Pearson) interval, the one k-of-n type of the book;
 * `bootstrap_mean_interval`, `t_interval`: intervals of a mean;
-* `mcnemar_exact`, `fisher`: exact tests of paired moves and of two rates;
+* `mcnemar_exact`, `fisher`, `sign_flip_exact`: exact tests of paired moves, of two rates and of paired differences;
 * `sign_test_power`, `fisher_power`: what those exact tests can detect, at a stated alternative (exact, by enumeration).
 """
 from __future__ import annotations
@@ -99,6 +99,26 @@ def sign_test_greater(up: int, down: int) -> float:
         return 1.0
     from scipy.stats import binomtest
     return float(binomtest(up, up + down, 0.5, alternative="greater").pvalue)
+
+
+def sign_flip_exact(differences, unit: float = 0.25) -> float:
+    """Exact two-sided sign-flip test of paired differences' mean (each a multiple of `unit`): the share of the 2^n
+    sign patterns whose |sum| is at least the observed |sum|, counted by convolving the sums' distribution (1.0
+    without a nonzero difference)."""
+    steps = [abs(int(round(float(d) / unit))) for d in differences]
+    if not any(steps):
+        return 1.0
+    if any(abs(float(d) / unit - round(float(d) / unit)) > 1e-9 for d in differences):
+        raise ValueError(f"every difference must be a multiple of {unit}")
+    counts = {0: 1}
+    for a in steps:
+        nxt: dict[int, int] = {}
+        for total, ways in counts.items():
+            for signed in ((a, -a) if a else (0, 0)):
+                nxt[total + signed] = nxt.get(total + signed, 0) + ways
+        counts = nxt
+    observed = abs(sum(int(round(float(d) / unit)) for d in differences))
+    return sum(w for total, w in counts.items() if abs(total) >= observed) / 2 ** len(steps)
 
 
 def fisher(a: Rate, b: Rate) -> float:

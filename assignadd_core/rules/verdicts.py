@@ -19,8 +19,8 @@ from typing import Mapping
 
 from ..core.config import COMPOSED_LEVEL
 from . import paper as paper_numbers
-from .stats import (Rate, clopper_pearson, fisher, sign_test_greater,  # noqa: F401  (clopper_pearson: readers use it)
-                    t_interval)
+from .stats import (Rate, clopper_pearson, fisher, mcnemar_exact, sign_flip_exact,  # noqa: F401  (clopper_pearson:
+                    sign_test_greater, t_interval)  # readers use it)
 from .study import current as study_profile, on_first_use
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_YET_RUN = "reproduced", "partly", "not reproduced", "not yet run"
@@ -80,6 +80,7 @@ C10_BUDGET: int  # each run's steps at most
 C10_COPY_MARGIN = 0.05  # the removal's mean measure 5 over the window within this of the twin's over the same steps
 C10_ONSET_P = 0.05  # each exact one-sided sign test
 C10_MIN_CELLS, C10_MIN_PUSH_CELLS = 8, 6  # necessity: cells that pass their checks; sufficiency: cells a push passes in
+C10_CLAMP_MARGIN: float  # the clamp's margin (studies/paper.yaml, c10.onset.clamp_margin; stated 2026-12-06)
 
 # R3, the lookup's route in the held runs (stated 2026-12-06, before the route re-runs; `analysis.route`,
 # `experiments.c10_route`): the causal test's levels.
@@ -90,6 +91,10 @@ ROUTE_IDENTITY = ("variable", "variable")  # the term of the identity pattern me
 
 # The mechanism on other tasks and shapes (chapter 14, `generality`; stated 2026-12-04, before any of its runs).
 GENERAL_RATE_P = 0.05  # G4: a shape's composition rate differs from the paper shape's at Fisher's two-sided p below this
+# G4 replicated (stated 2026-12-06, before its runs): fresh seeds in every shape, paired by seed
+G4_FRESH_FIRST, G4_FRESH_SEEDS = 80, 20
+G4_POWER = ("0.70 if each departure composes with probability 0.95 and the paper shape with 21/32 (its rate in"
+            " chapter 4), 0.25 if each departure composes with 0.85")
 # G5: the 2-var union at 24 variables against the same seed at 12, at the same r (the r_sweep's first two values):
 # pair coverage predicts a gain (coverage at r = 0.01 goes from 9.6 % to 19.8 %, at 0.0616 from 47 % to 75 %; by
 # the 12-variable curve, about +0.05 and +0.08); the share of 2-var queries is the same at both sizes.
@@ -221,9 +226,24 @@ def _rules() -> dict:
             " composed after the window (composition holding over their last evaluations) where their twins do not"
             " more often than the reverse, and likewise against the shams at that strength (exact one-sided sign"
             f" tests, p < {C10_ONSET_P} both), not shown otherwise, untested if no strength passes its check."
-            " Reproduced if necessity and sufficiency are shown; partly if one is shown (the other not shown or"
-            " untested); not reproduced if necessity is not shown and sufficiency is not shown or untested;"
-            " inconclusive if necessity is. A test that does not reject reads 'not shown', never 'not'. Beside it: the"
+            " Since 2026-12-06 (stated before the clamp's runs) sufficiency is read from a clamp, the pushes beside"
+            f" it: on the same {C10_PUSH_CELLS} cells, from the same trigger for the same window, after every step"
+            " the smallest change of W_Q2 that makes the rows of the variable QK map nearest to it (ten of twelve:"
+            " the median measure 3 of the necessity twins at their composition) peak on their own variable by the"
+            f" clamp's margin ({C10_CLAMP_MARGIN:g} in the lookup's score units: the median lead of the composing"
+            " twins' identity rows at their composition), beside a wrong-pairs clamp (each row's next variable) with"
+            " the same margin, and the push's twin. The clamp's check: measure 3 at least"
+            f" {C10_IDENTITY_LOW} at every evaluation of its window and its mean measure 5 there within"
+            f" {C10_COPY_MARGIN} of the twin's; the sham's: its mean measure 5 within {C10_COPY_MARGIN} of the"
+            f" twin's. Read on the cells where both pass (at least {C10_MIN_PUSH_CELLS}, else untested): shown if the"
+            " clamped runs end composed after the window where their twins do not more often than the reverse, and"
+            f" likewise against the shams (exact one-sided sign tests, p < {C10_ONSET_P} both). The necessity test"
+            " reads two effects: a delay (the time-to-compose tests above) and a block during the hold (the twin"
+            " composed inside the window while the held run did not, in more cells than the reverse: exact one-sided"
+            f" sign test, p < {C10_ONSET_P}); its words give the median delay and how many held runs composed during"
+            " the hold. Reproduced if the block and sufficiency are shown; partly if any of the delay, the block or"
+            " sufficiency is shown; not reproduced if none is; inconclusive if necessity is. A test that does not"
+            " reject reads 'not shown', never 'not'. Beside it: the"
             " gradient's premise window read at matched state (every seed, stuck ones too, at its own copying"
             " steps with measure 3 low)."),
     "R1": ("No verdict (the paper shows one seed and makes no statement): the share of seeds in which the phase"
@@ -312,7 +332,17 @@ def _rules() -> dict:
            " shape's own modulus (a few key frequencies: at most a third of its (N − 1)/2 frequencies hold 70 % of"
            " the embedding's power; at least 3 single neurons above R² 0.9; the median R² above the shuffled null's"
            " 99th percentile). " + OVER_SEEDS),
-    "G4": ("A finding, with the seed as the unit: how many seeds composed (1-var train ≥ 0.9 at the end), against"
+    "G4": ("A finding, with the seed as the unit, paired (since 2026-12-06, stated before its runs): fresh seeds"
+           f" {G4_FRESH_FIRST}–{G4_FRESH_FIRST + G4_FRESH_SEEDS - 1}, never used before, each trained in the paper"
+           " shape and in every departure, 12,000 steps at most, stopped once 1-var train ≥ 0.9 has held for 5"
+           " evaluations; a run composed when 1-var train ≥ 0.9 at its end. Per seed: the share of the departures"
+           " that composed minus whether the paper shape did. The test: an exact two-sided sign-flip test of the"
+           f" mean of these differences over the seeds; a different rate is shown if p < {GENERAL_RATE_P}, 'not"
+           " shown' otherwise; read only when every planned run has finished. Its power, stated before the runs"
+           f" (simulated): {G4_POWER}. Beside it, descriptive: each shape's count with its exact interval and its"
+           " exact McNemar test against the paper shape on the same seeds. The readings before (the three seeds of"
+           " each departure against the 32 of chapter 4, below) stay in the rule's history. The rule before: "
+           "A finding, with the seed as the unit: how many seeds composed (1-var train ≥ 0.9 at the end), against"
            " the paper shape's 32 seeds of chapter 4 (12,000 steps, by which every paper-shape seed that composes"
            " has). The test: every departure's seeds pooled against the paper shape's 32, Fisher's exact two-sided"
            f" test; the departures compose at a different rate if p < {GENERAL_RATE_P} ('shown'), else 'not"
@@ -339,7 +369,8 @@ def _from_study() -> dict:
               "C10_TRIGGER": float(onset["trigger"]), "C10_WINDOW": int(onset["window"]),
               "C10_PUSH_SHARES": tuple(float(s) for s in onset["push_shares"]),
               "C10_NECESSITY_CELLS": 4 * len(onset["necessity_inits"]), "C10_PUSH_CELLS": len(onset["push_cells"]),
-              "C10_HOLD": composition["odds_hold"], "C10_BUDGET": composition["decide_steps"]}
+              "C10_HOLD": composition["odds_hold"], "C10_BUDGET": composition["decide_steps"],
+              "C10_CLAMP_MARGIN": float(onset["clamp_margin"])}
     globals().update(levels)  # the words below print them
     return {**levels, "RULES": _rules()}
 
@@ -465,7 +496,13 @@ RULE_CHANGES = {
                           " shape's (the seed as the unit) and the per-shape counts are descriptive, a"
                           " non-rejection reading 'not shown'. Verdict before: every departure 3 of 3 against 21 of"
                           " 32, p = 0.54, 'no difference shown'; the pooled test on those 20,000-step runs: 12 of 12"
-                          " against 21 of 32, p = 0.021."),),
+                          " against 21 of 32, p = 0.021."),
+           ("2026-12-06", "The pooled test was adopted after the 20,000-step runs showed 12 of 12, and the"
+                          " departures reuse seeds 42-44, which are among the paper shape's 32: 11 of 12 would give"
+                          " p = 0.13, and against the crossed design's 50 of 64, p = 0.11. Now G4 is replicated on"
+                          " fresh seeds, paired by seed, its rule and power stated before those runs. Verdict"
+                          " before: a different rate shown (the 40,000-step departures pooled, 12 of 12 against 21 of"
+                          " 32, Fisher p = 0.021, post hoc); after: not yet run (the fresh seeds are training)."),),
     "C10": (("2026-12", "The window was read on the committed checkpoints of seed 42 alone (every 100 steps; it held"
                         " none), with the interval over its checkpoints; now on dense checkpoints of every composed"
                         " seed, with the interval over seeds and the failing seeds as a control."),
@@ -503,7 +540,20 @@ RULE_CHANGES = {
                            " when the change was made: those six cells' readings, including their times to compose"
                            " (the removal's equal to the twin's within 400 steps), which the rule could not read"
                            " because the check failed. Verdict before (the removal arms, 18 of 48 onset runs in): not"
-                           " yet run, its checks failing in every cell read so far; after: not yet run."),),
+                           " yet run, its checks failing in every cell read so far; after: not yet run."),
+            ("2026-12-06", "Two changes, stated before the clamp's runs. Sufficiency is read from a clamp"
+                           " (`c10_clamp`, sweep c10_onset_clamp) in place of the pushes, none of which passed its"
+                           " check (measure 3 at most 0.5 in their windows), so sufficiency was untested; the pushes"
+                           " are read beside it as an arm that failed its check. And the necessity test's words and"
+                           " decision: it read 'necessity shown' for what its runs show as a delay (every held run"
+                           " composed, a median of 1,900 steps after its twin, 5 of 9 during the hold itself). Now it"
+                           " reads two effects, a delay and a block during the hold (sign test of twin-composed,"
+                           " held-not inside the window), its words give the median delay and how many held runs"
+                           " composed during the hold, and reproduced needs the block with sufficiency (before: the"
+                           " delay with sufficiency). Verdict before: partly (necessity shown, sufficiency untested);"
+                           " after: not yet run (the clamp's runs); on the runs so far, a delay shown and a block"
+                           " during the hold not shown (5 of 9 held runs composed during it, their twins 9 of 9,"
+                           " p = 0.0625), so partly at best until the clamp is read."),),
 }
 
 
@@ -945,8 +995,52 @@ def c10_necessity(cells: list[Mapping]) -> dict:
              f" (exact sign test p = {p_twin:.3g}), later than the sham in {sham_sign.count(1)}, earlier in"
              f" {sham_sign.count(-1)} (p = {p_sham:.3g})")
     shown = p_twin < C10_ONSET_P and p_sham < C10_ONSET_P
-    return {"reading": "shown" if shown else "not shown", "cells": entered, **counts,
-            "text": text + f"; necessity {'shown' if shown else 'not shown'}"}
+    block = _during_hold(entered)
+    return {"reading": "shown" if shown else "not shown", "cells": entered, **counts, "block": block,
+            "delays": {arm: _delays(entered, arm) for arm in ("twin", "sham")},
+            "text": text + f"; {_necessity_words(shown, block, entered)}"}
+
+
+def _window_end(reading: Mapping) -> int:
+    _study.read()  # C10_WINDOW comes from the study profile
+    return int(reading["trigger"]) + C10_WINDOW
+
+
+def _during(reading: Mapping) -> bool:
+    """Whether a run composed before its window's end (inside the hold, for a held run)."""
+    return reading["composed_at"] is not None and reading["composed_at"] <= _window_end(reading)
+
+
+def _delays(cells: list[Mapping], arm: str) -> list[int | None]:
+    """Per cell, how many steps later the removal composed than `arm` (None where either never did)."""
+    return [None if c["removal"]["composed_at"] is None or c[arm]["composed_at"] is None else
+            int(c["removal"]["composed_at"]) - int(c[arm]["composed_at"]) for c in cells]
+
+
+def _during_hold(cells: list[Mapping]) -> dict:
+    """Does the hold prevent composition while it lasts (since 2026-12-06)? Per cell, whether the removal and the
+    twin composed inside the window; "shown" if the twin composed there and the removal did not in more cells than
+    the reverse (exact one-sided sign test, p < C10_ONSET_P)."""
+    held, twins = [_during(c["removal"]) for c in cells], [_during(c["twin"]) for c in cells]
+    only_twin = sum(t and not h for h, t in zip(held, twins))
+    only_held = sum(h and not t for h, t in zip(held, twins))
+    p = sign_test_greater(only_twin, only_held)
+    return {"reading": "shown" if cells and p < C10_ONSET_P else "not shown", "held_during": sum(held),
+            "twins_during": sum(twins), "cells": len(cells), "p": p}
+
+
+def _necessity_words(delay: bool, block: Mapping, cells: list[Mapping]) -> str:
+    """C10's necessity in words that name its effect and its limit: a delay, and whether the hold prevented
+    composition while it lasted."""
+    delays = [d for d in _delays(cells, "twin") if d is not None]
+    size = f"median {median(delays):,.0f} steps later than the twin" if delays else "later than the twin"
+    during = (f"{block['held_during']} of {block['cells']} held runs composed during the hold, their twins"
+              f" {block['twins_during']} of {block['cells']} (exact sign test p = {block['p']:.3g})")
+    if not delay:
+        return f"a delay is not shown; {during}"
+    if block["reading"] == "shown":
+        return f"holding the identity pattern delays composition ({size}) and prevents it during the hold: {during}"
+    return f"holding the identity pattern delays composition ({size}) but is not shown to prevent it: {during}"
 
 
 def c10_sufficiency(cells: list[Mapping]) -> dict:
@@ -992,23 +1086,72 @@ def c10_sufficiency(cells: list[Mapping]) -> dict:
             "text": text}
 
 
-def c10_onset(necessity: list[Mapping], sufficiency: list[Mapping]) -> Verdict:
-    """C10 at copying onset (`RULES["C10"]`): `necessity` and `sufficiency` are the per-cell readings of the two
-    sweeps (`analysis.steering.onset_cells`; an arm not finished yet is None)."""
+def c10_clamp(cells: list[Mapping]) -> dict:
+    """C10's sufficiency by the clamp (`RULES["C10"]`, since 2026-12-06) from per-cell readings
+    (`analysis.steering.clamp_cells`: "twin", "clamp", "sham", each with "trigger", "m3_min", "m5_mean", "held"):
+    {"reading": "shown", "not shown" or "untested", "text", "cells": those that entered, "read": the cells given,
+    and the counts the text gives}."""
+    entered, failed = [], []
+    for c in cells:
+        twin, clamp, sham = c["twin"], c["clamp"], c["sham"]
+        triggers = [r["trigger"] for r in (twin, clamp, sham)]
+        if None in triggers or len(set(triggers)) > 1:
+            failed.append(f"{c['cell']} (trigger at {', '.join(_when(t) for t in triggers)}: twin, clamp, sham)")
+            continue
+        checks = (("clamp measure 3 lowest", f"{clamp['m3_min']:.2f}", f"≥ {C10_IDENTITY_LOW}",
+                   clamp["m3_min"] >= C10_IDENTITY_LOW),
+                  ("clamp measure 5 mean off the twin's by", f"{abs(clamp['m5_mean'] - twin['m5_mean']):.3f}",
+                   f"≤ {C10_COPY_MARGIN}", abs(clamp["m5_mean"] - twin["m5_mean"]) <= C10_COPY_MARGIN),
+                  ("sham measure 5 mean off the twin's by", f"{abs(sham['m5_mean'] - twin['m5_mean']):.3f}",
+                   f"≤ {C10_COPY_MARGIN}", abs(sham["m5_mean"] - twin["m5_mean"]) <= C10_COPY_MARGIN))
+        if all(ok for *_, ok in checks):
+            entered.append(c)
+        else:
+            failed.append(f"{c['cell']} ({_fails(*checks)[len('; fails: '):]})")
+    text = (f"the clamp passes its checks in {len(entered)} of {len(cells)} cells"
+            + (f" (not: {'; '.join(failed)})" if failed else ""))
+    if len(entered) < C10_MIN_PUSH_CELLS:
+        return {"reading": "untested", "cells": entered, "read": len(cells),
+                "text": text + f"; sufficiency untested (fewer than {C10_MIN_PUSH_CELLS} cells pass the checks)"}
+    clamped = [bool(c["clamp"]["held"]) for c in entered]
+    twins, shams = [bool(c["twin"]["held"]) for c in entered], [bool(c["sham"]["held"]) for c in entered]
+    up_t, down_t = sum(p and not t for p, t in zip(clamped, twins)), sum(t and not p for p, t in zip(clamped, twins))
+    up_s, down_s = sum(p and not s for p, s in zip(clamped, shams)), sum(s and not p for p, s in zip(clamped, shams))
+    p_twin, p_sham = sign_test_greater(up_t, down_t), sign_test_greater(up_s, down_s)
+    shown = p_twin < C10_ONSET_P and p_sham < C10_ONSET_P
+    return {"reading": "shown" if shown else "not shown", "cells": entered, "read": len(cells),
+            "counts": {"clamped": sum(clamped), "twins": sum(twins), "shams": sum(shams)},
+            "text": text + f"; composed and held after the window: clamped {sum(clamped)}, twins {sum(twins)},"
+                           f" shams {sum(shams)} of {len(entered)} (clamped and not the twin {up_t}, the reverse"
+                           f" {down_t}: p = {p_twin:.3g}; clamped and not the sham {up_s}, the reverse {down_s}:"
+                           f" p = {p_sham:.3g}); sufficiency {'shown' if shown else 'not shown'}"}
+
+
+def c10_onset(necessity: list[Mapping], sufficiency: list[Mapping], clamp: list[Mapping] | None = None) -> Verdict:
+    """C10 at copying onset (`RULES["C10"]`): `necessity`, `sufficiency` (the pushes) and `clamp` are the per-cell
+    readings of their sweeps (`analysis.steering.hold_cells`, `onset_cells`, `clamp_cells`; an arm not finished yet
+    is None). Since 2026-12-06 sufficiency is the clamp's (the pushes, which never passed their check, are read
+    beside it) and the necessity's words say whether the hold delays composition and whether it prevents it."""
+    clamp = clamp or []
     runs = [c[arm] for c in necessity for arm in ("twin", "removal", "sham")]
     runs += [r for c in sufficiency for r in (c["twin"], *c["push"].values(), *c["sham"].values())]
+    runs += [c[arm] for c in clamp for arm in ("twin", "clamp", "sham")]
     done = sum(r is not None for r in runs)
     if done == 0:
         return Verdict(NOT_YET_RUN, "the onset runs have not run yet")
-    if done < len(runs):
-        return Verdict(NOT_YET_RUN, f"{done} of {len(runs)} onset runs have finished")
-    need, enough = c10_necessity(necessity), c10_sufficiency(sufficiency)
-    text = f"necessity: {need['text']}; sufficiency: {enough['text']}"
+    if done < len(runs) or not clamp:
+        return Verdict(NOT_YET_RUN, f"{done} of {len(runs)} onset runs have finished"
+                       + ("" if clamp else "; the clamp's runs are stated, not run yet"))
+    need, pushes, enough = c10_necessity(necessity), c10_sufficiency(sufficiency), c10_clamp(clamp)
+    text = (f"necessity: {need['text']}; sufficiency (the clamp): {enough['text']}; beside it, the pushes (an arm"
+            f" that failed its check): {pushes['text']}")
     if need["reading"] == INCONCLUSIVE:
         return Verdict(INCONCLUSIVE, text)
-    shown = [name for name, part in (("necessity", need), ("sufficiency", enough)) if part["reading"] == "shown"]
-    verdict = REPRODUCED if len(shown) == 2 else PARTLY if shown else NOT_REPRODUCED
-    return Verdict(verdict, text + "; shown: " + (" and ".join(shown) if shown else "neither"))
+    block = need["block"]["reading"] == "shown"
+    shown = [name for name, holds in (("a delay", need["reading"] == "shown"), ("a block during the hold", block),
+                                      ("sufficiency", enough["reading"] == "shown")) if holds]
+    verdict = REPRODUCED if block and enough["reading"] == "shown" else PARTLY if shown else NOT_REPRODUCED
+    return Verdict(verdict, text + "; shown: " + (", ".join(shown) if shown else "none"))
 
 
 def r1_rate(all_three: int, seeds: int) -> Verdict:
@@ -1097,6 +1240,30 @@ def g4_pooled(counts: Mapping[str, tuple[int, int]], paper_composed: int, paper_
                             f" {rate_text(paper_composed, paper_seeds)}; Fisher p = {p:.3f}; "
                             + shown_words(p < GENERAL_RATE_P, "a different rate from the paper shape's")
                             + "; per shape: " + "; ".join(f"{shape} {alone(c, s)}" for shape, (c, s) in counts.items()))
+
+
+def g4_paired(outcomes: Mapping[int, Mapping[str, bool]], paper: str = "paper") -> Verdict:
+    """G4 since 2026-12-06 (`RULES["G4"]`), a finding: `outcomes` is {fresh seed: {shape: composed}} with the paper
+    shape under `paper`; only seeds with every shape finished are read. Per seed, the departures' share that composed
+    minus the paper shape's outcome; an exact two-sided sign-flip test of their mean over the seeds."""
+    shapes = sorted({shape for o in outcomes.values() for shape in o} - {paper})
+    seeds = [seed for seed, o in sorted(outcomes.items()) if paper in o and all(shape in o for shape in shapes)]
+    if len(seeds) < G4_FRESH_SEEDS or not shapes:
+        return Verdict(NOT_YET_RUN, f"{len(seeds)} of {G4_FRESH_SEEDS} fresh seeds have every shape finished")
+    differences = [sum(outcomes[s][shape] for shape in shapes) / len(shapes) - outcomes[s][paper] for s in seeds]
+    p = sign_flip_exact(differences, unit=1 / len(shapes))
+    mean = sum(differences) / len(differences)
+
+    def paired(shape):  # one shape against the paper shape on the same seeds, descriptive
+        up = sum(outcomes[s][shape] and not outcomes[s][paper] for s in seeds)
+        down = sum(outcomes[s][paper] and not outcomes[s][shape] for s in seeds)
+        return (f"{shape} {rate_text(sum(outcomes[s][shape] for s in seeds), len(seeds))} (McNemar p ="
+                f" {mcnemar_exact(up, down):.2g})")
+    return Verdict(FINDING, f"on {len(seeds)} fresh seeds the paper shape composed in"
+                            f" {rate_text(sum(outcomes[s][paper] for s in seeds), len(seeds))}; the departures' share"
+                            f" minus the paper shape's, per seed, has mean {mean:+.2f} (exact sign-flip p = {p:.3g}); "
+                            + shown_words(p < GENERAL_RATE_P, "a different rate from the paper shape's")
+                            + "; per shape: " + "; ".join(paired(shape) for shape in shapes))
 
 
 def g5_coverage(differences) -> Verdict:

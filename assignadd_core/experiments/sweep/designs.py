@@ -9,6 +9,7 @@ from functools import partial
 import numpy as np
 
 from ...rules import paper
+from ...rules.verdicts import G4_FRESH_FIRST, G4_FRESH_SEEDS
 from ...rules.study import current, profile, seed_range, study_overrides
 from .definition import Point, Sweep, evenly_spaced
 
@@ -123,6 +124,10 @@ C10_ONSET_ARMS = (onset_arm("none"), onset_arm("identity"), onset_arm("wrong_pai
 C10_HOLD_ARMS = (onset_arm("identity", write=ONSET["hold_write"]), onset_arm("wrong_pairs", write=ONSET["hold_write"]))
 C10_PUSH_ARMS = (onset_arm("none"), *(onset_arm(direction, share) for share in C10_PUSH_SHARES
                                       for direction in ("identity", "wrong_pairs")))  # twin, then push and sham
+# the clamp (stated 2026-12-06, before its runs): the identity pattern held on in the push cells, and its sham; their
+# twin is c10_onset_push's
+C10_CLAMP_MARGIN = float(ONSET["clamp_margin"])
+C10_CLAMP_ARMS = tuple(onset_arm(direction, C10_CLAMP_MARGIN, write="clamp") for direction in ("identity", "wrong_pairs"))
 
 
 def necessity_cell(point: "Point") -> bool:
@@ -165,6 +170,19 @@ def added_seeds_where_decided(key: str, values: tuple, point: "Point") -> bool:
 # the same results for ~15 % less compute.
 SWEEP_EVAL_EVERY = STUDY["sweeps"]["eval_every"]
 COVERAGE = profile("generality")["coverage_sweep"]
+# G4 replicated (stated 2026-12-06, before its runs): fresh seeds in the paper shape and in every departure of the
+# generality study, paired by seed, as the composition study (12,000 steps at most, stopped once composed).
+G4_SHAPES = {"paper": {}, **{name: shape["overrides"] for name, shape in profile("generality")["shapes"].items()}}
+G4_SEEDS = tuple(range(G4_FRESH_FIRST, G4_FRESH_FIRST + G4_FRESH_SEEDS))
+
+
+def g4_sweep(shape: str) -> Sweep:
+    overrides = {key: tuple(v) if isinstance(v, list) else v for key, v in G4_SHAPES[shape].items()}
+    return Sweep(f"g4_{shape}", {}, metric="1var_train", base={**ODDS_BASE, **overrides}, seeds=G4_SEEDS,
+                 metric_label="1-var train accuracy",
+                 description=f"G4 replicated: fresh seeds {G4_SEEDS[0]}-{G4_SEEDS[-1]} in "
+                             + ("the paper's shape" if shape == "paper" else f"the {shape} departure")
+                             + f", {DECIDE_STEPS:,} steps at most, stopped once composed (stated 2026-12-06)")
 def c10_onset_sweep(name: str, keep, arms, description: str) -> Sweep:
     """One of C10's onset sweeps: the crossed design's cells `keep` chooses, each arm steered from the trigger, eager."""
     return Sweep(name, {"train.init_seed": ODDS_INITS}, metric="1var_train", base=ODDS_BASE, seeds=ODDS_DATA,
@@ -273,6 +291,13 @@ _SWEEPS = {
                     " identity component of every layer-2 QK update pushed to "
                     + " and ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times the change W_Q2's own step"
                     f" makes, a wrong-pairs sham as hard, and the twin; {DECIDE_STEPS:,} steps, eager"),
+    "c10_onset_clamp": c10_onset_sweep(
+        "c10_onset_clamp", push_cell, C10_CLAMP_ARMS,
+        description=f"C10's sufficiency by the clamp: the {len(C10_PUSH_CELLS)} stuck cells of c10_onset_push, from"
+                    f" the eval at which layer 1 copies for {ONSET['window']:,} steps: after every step, ten of the"
+                    " twelve rows of the variable QK map made to peak on their own variable by the margin"
+                    f" {C10_CLAMP_MARGIN:g} (the clamp) or on the next variable (the sham); the twin is"
+                    f" c10_onset_push's; {DECIDE_STEPS:,} steps, eager"),
     "composition_bf16": Sweep(
         "composition_bf16", {}, metric="1var_train", base={**COMPOSITION_BASE, "train.bf16": True},
         seeds=tuple(range(42, 52)), metric_label="1-var train accuracy",
@@ -291,6 +316,7 @@ _SWEEPS = {
         description="the 2-var rate r at 24 variables (pair coverage 1 - (1 - r)^22 against 1 - (1 - r)^10 at 12)"
                     " at the r_sweep's first two values; metric: 2-var union exact",
         x_label="2-var rate r (2-var rows kept)", metric_label="2-var union exact accuracy"),
+    **{f"g4_{shape}": g4_sweep(shape) for shape in G4_SHAPES},
 }
 # The study's own config changes under every sweep's base (a sweep's base wins where both set a key).
 SWEEPS = {name: replace(sweep, base={**study_overrides(), **sweep.base}) for name, sweep in _SWEEPS.items()}
