@@ -391,8 +391,10 @@ def test_c10_onset(necessity, clamp, expected):
 def test_c10_necessity_names_a_delay_and_whether_the_hold_prevents_composition():
     delay = v.c10_necessity(_necessity(16, removal_at=5001))  # later than the twin, inside the window (to 5,001)
     assert delay["reading"] == "shown" and delay["block"]["reading"] == "not shown"
-    assert "delays composition (median 1,000 steps later than the twin) but is not shown to prevent it" in delay["text"]
-    assert "16 of 16 held runs composed during the hold, their twins 16 of 16" in delay["text"]
+    assert "delays composition (median 1,000 steps later than the twin) but did not prevent it in 16 of 16 cells" \
+        in delay["text"]
+    assert "16 of 16 held runs composed during the hold, their twins 16 of 16; a block during the hold: not shown" \
+        in delay["text"]
     block = v.c10_necessity(_necessity(16))
     assert block["block"]["reading"] == "shown" and "and prevents it during the hold" in block["text"]
     assert "a delay is not shown" in v.c10_necessity(_necessity(16, removal_at=4001, sham_at=4001))["text"]

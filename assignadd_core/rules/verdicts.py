@@ -1034,13 +1034,15 @@ def _necessity_words(delay: bool, block: Mapping, cells: list[Mapping]) -> str:
     composition while it lasted."""
     delays = [d for d in _delays(cells, "twin") if d is not None]
     size = f"median {median(delays):,.0f} steps later than the twin" if delays else "later than the twin"
-    during = (f"{block['held_during']} of {block['cells']} held runs composed during the hold, their twins"
-              f" {block['twins_during']} of {block['cells']} (exact sign test p = {block['p']:.3g})")
+    n, held, twins = block["cells"], block["held_during"], block["twins_during"]
+    during = (f"{held} of {n} held runs composed during the hold, their twins {twins} of {n}; a block during the"
+              f" hold: {block['reading']} (exact sign test p = {block['p']:.3g})")
     if not delay:
         return f"a delay is not shown; {during}"
     if block["reading"] == "shown":
-        return f"holding the identity pattern delays composition ({size}) and prevents it during the hold: {during}"
-    return f"holding the identity pattern delays composition ({size}) but is not shown to prevent it: {during}"
+        return f"holding the identity pattern delays composition ({size}) and prevents it during the hold ({during})"
+    limit = f"did not prevent it in {held} of {n} cells" if held else "is not shown to prevent it"
+    return f"holding the identity pattern delays composition ({size}) but {limit} ({during})"
 
 
 def c10_sufficiency(cells: list[Mapping]) -> dict:
