@@ -7,15 +7,19 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from .core.config import SECTIONS, ConfigError, RunConfig
+from .core.config import INTERVENTIONS, SECTIONS, ConfigError, RunConfig, load_builtin_interventions
 from .experiments.threads import set_threads
 
 
 def add_config_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per config field (e.g. --steps, --train-fraction), defaulting to 'unchanged'."""
+    """One flag per config field (e.g. --steps, --train-fraction) and per intervention's setting (e.g. --jitter),
+    defaulting to 'unchanged'."""
     parser.add_argument("--config", type=Path, help="start from this config.json instead of the paper's")
-    for section, klass in SECTIONS.items():
-        group = parser.add_argument_group(f"{section} settings (paper defaults)")
+    load_builtin_interventions()
+    groups = [(section, f"{section} settings (paper defaults)", klass) for section, klass in SECTIONS.items()]
+    groups += [("interventions", f"intervention {name} (defaults: none)", klass) for name, klass in INTERVENTIONS.items()]
+    for section, title, klass in groups:
+        group = parser.add_argument_group(title)
         for f in fields(klass):
             flag = "--" + f.name.replace("_", "-")
             if f.type in ("bool", bool):

@@ -1,11 +1,12 @@
-"""Times the training data: the generator on one thread against its first version, and the chunk prefetcher.
+"""Times the training data: the fast generator on one thread against the reference one, and the chunk prefetcher.
 
     python benchmarks/data_stream.py [--chunks 5] [--streams 8] [--workers 1 2] [--prefetch-chunks 3] [--json]
                                      [--no-threads] [--keep-freed-memory]
 
 1. Generation on one torch thread, in this process, on the paper's task: ms per 512-sequence batch for
-   `data.stream_chunk` (a training chunk of 100 batches, compact tokens), for the same chunk built by the first,
-   all-torch generator (`data_reference.py`, kept verbatim; the same batches, tests/test_data_golden.py), and for
+   `fast_data.stream_chunk` (a training chunk of 100 batches, compact tokens), for the same chunk built by the
+   reference, all-torch generator (`core.data.stream_chunk`, the generator's first version; the same batches,
+   tests/test_data_golden.py), and for
    the random draws alone (the same torch calls on the same generator with nothing done between them: the floor any
    generator that keeps today's batches pays). Each time is the fastest of `--chunks` chunks after one warm-up
    (this process's CPU time, which other processes sharing the cores inflate less than wall time), then their mean.
@@ -30,18 +31,14 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # data_reference, beside this file
-
-import data_reference  # noqa: E402
-
-from assignadd_core.core import data  # noqa: E402
-from assignadd_core.core.config import TaskConfig  # noqa: E402
-from assignadd_core.core.data import TrainStream, make_split, stream_chunk, type_weights  # noqa: E402
-from assignadd_core.experiments.data_prefetch import ChunkPrefetcher, keep_freed_memory  # noqa: E402
+from assignadd_core.core import data
+from assignadd_core.core.config import TaskConfig
+from assignadd_core.core.data import TrainStream, make_split, type_weights
+from assignadd_core.experiments import fast_data
+from assignadd_core.experiments.data_prefetch import ChunkPrefetcher, keep_freed_memory
 
 BATCH, CHUNK_STEPS = 512, 100
 
@@ -81,8 +78,8 @@ def generation(chunks: int) -> dict:
     make_split(task)
     torch.set_num_threads(1)
     builders = {
-        "reference": lambda i: data_reference.training_rows(task, CHUNK_STEPS * BATCH, chunk_generator(i)),
-        "current": lambda i: stream_chunk(task, BATCH, 42, i, CHUNK_STEPS),
+        "reference": lambda i: data.stream_chunk(task, BATCH, 42, i, CHUNK_STEPS),
+        "current": lambda i: fast_data.stream_chunk(task, BATCH, 42, i, CHUNK_STEPS),
         "draws_only": lambda i: draws_only(task, CHUNK_STEPS * BATCH, chunk_generator(i)),
     }
     times = {name: per_batch_ms(build, chunks) for name, build in builders.items()}
@@ -95,18 +92,19 @@ def breakdown(task: TaskConfig, chunks: int) -> dict:
     """ms per batch of the current generator's parts on one chunk's inputs: the random draws, the first slots of
     the variables' sort, the assignments' ranks, the PAD counts; `rest` (the training rows' picks, forced keys,
     values, token assembly) is the whole less these."""
-    layout, n = data._layout(task), CHUNK_STEPS * BATCH
+    layout, n = fast_data._layout(task), CHUNK_STEPS * BATCH
     g = chunk_generator(0)
     keys = torch.rand(n, task.n_vars, generator=g).numpy()
     n_assign = torch.randint(1, layout.slots + 1, (n,), generator=g).numpy()
     order = torch.rand(n, layout.slots, generator=g).numpy()
     pad_draws = torch.rand(n, layout.pads, generator=g).numpy()
     used = [n_assign > s for s in range(layout.slots)]
-    rank = data._ranks(order, used)
+    rank = fast_data._ranks(order, used)
     parts = {
-        "variables": per_batch_ms(lambda i: data._first_variables(keys.copy(), layout.slots), chunks),
-        "ranks": per_batch_ms(lambda i: data._ranks(order, used), chunks),
-        "pads": per_batch_ms(lambda i: data._pads_before(pad_draws, n_assign, task.prefix_len, rank, layout), chunks),
+        "variables": per_batch_ms(lambda i: fast_data._first_variables(keys.copy(), layout.slots), chunks),
+        "ranks": per_batch_ms(lambda i: fast_data._ranks(order, used), chunks),
+        "pads": per_batch_ms(lambda i: fast_data._pads_before(pad_draws, n_assign, task.prefix_len, rank, layout),
+                             chunks),
     }
     copy = per_batch_ms(lambda i: keys.copy(), chunks)  # the variables' timing copies its input first
     parts["variables"] -= copy
@@ -115,7 +113,7 @@ def breakdown(task: TaskConfig, chunks: int) -> dict:
 
 def prefetch_rate(streams: int, workers: int, threads: bool, chunks: int) -> dict:
     task = TaskConfig()
-    stream_list = [TrainStream(task, BATCH, seed) for seed in range(streams)]
+    stream_list = [TrainStream(task, BATCH, seed, chunks=fast_data.stream_chunk) for seed in range(streams)]
     with ChunkPrefetcher(stream_list, workers=workers, threads=threads) as prefetcher:
         for step in range(1, CHUNK_STEPS + 1):  # the first chunk: the pool starting, nothing built ahead yet
             prefetcher.batch(step)

@@ -20,9 +20,10 @@ def fresh_caches_under_mutation_testing():
     caches start empty; otherwise nothing changes."""
     if "MUTANT_UNDER_TEST" in os.environ:  # set, possibly empty, in every mutmut phase
         from assignadd_core.core import data
+        from assignadd_core.experiments import fast_data
         from assignadd_core.measure import measures
-        for cached in (data.make_split, data.eval_pools, data.exact_sets, data._layout, data._smallest_network,
-                       data._training_tables, measures.measurement_batch):
+        for cached in (data.make_split, data.eval_pools, data.exact_sets, fast_data._layout, fast_data._smallest_network,
+                       fast_data._training_tables, measures.measurement_batch):
             getattr(cached, "cache_clear", lambda: None)()
     yield
 

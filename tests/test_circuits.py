@@ -7,6 +7,7 @@ import torch
 
 from assignadd_core.analysis import circuits
 from assignadd_core.core.data import QUERY_TYPE_NAMES, Vocab, eval_pools, sample_queries
+from assignadd_core.measure import measures
 from assignadd_core.measure.measures import previous_token_qk_score, variable_identity_score
 from assignadd_core.core.model import AssignAddTransformer
 
@@ -123,7 +124,7 @@ def test_example_batch_and_patterns(model, tiny_config):
     patterns = circuits.attention_patterns(model, examples.tokens)
     assert patterns.shape == (len(examples), 2, task.seq_len, task.seq_len)
     assert torch.allclose(patterns.sum(-1), torch.ones(len(examples), 2, task.seq_len), atol=1e-5)
-    fused = model.fused_forward(examples.tokens)
+    fused = measures.fused_forward(model, examples.tokens)
     assert torch.allclose(patterns[:, 0], fused.pattern1.detach(), atol=1e-5)
     assert torch.allclose(patterns[:, 1, -1], fused.pattern2.detach(), atol=1e-5)
     labels = circuits.token_labels(task, examples.tokens[0])

@@ -1,5 +1,6 @@
 """The generator's output, pinned bit for bit (book/protocol.md): every committed run's batches, pools and exact sets
-depend on it, so a faster generator must reproduce today's exactly.
+depend on it, so both generators, `core.data`'s (what a batch is) and `experiments.fast_data`'s (the training stream's,
+several times faster), must reproduce it exactly.
 
 Each constant is a SHA-256 prefix of the generator's output (every field, with its dtype and shape) as the generator
 of commit 574d0d4 produced it, for configs that reach every branch: the paper's task, r < 1, the f sweep's smallest
@@ -19,9 +20,10 @@ import pytest
 import torch
 
 from assignadd_core.core.config import TaskConfig
-from assignadd_core.core.data import (TORCH_SORT_STABLE_UP_TO, Batch, TrainStream, _first_variables, _layout,
-                                 _merge_exchange, _pads_before, _ranks, _smallest, compact_dtype, eval_pools,
-                                 exact_sets, sample_queries)
+from assignadd_core.core.data import Batch, TrainStream, compact_dtype, eval_pools, exact_sets, sample_queries, stream_chunk
+from assignadd_core.experiments import fast_data
+from assignadd_core.experiments.fast_data import (TORCH_SORT_STABLE_UP_TO, _first_variables, _layout, _merge_exchange,
+                                                  _pads_before, _ranks, _smallest)
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -56,18 +58,18 @@ def batch_fields(batch: Batch, prefix: str = "") -> dict[str, torch.Tensor]:
     return {prefix + f.name: getattr(batch, f.name) for f in fields(Batch)}
 
 
-def stream_digest(task: TaskConfig, batch_size: int) -> str:
+def stream_digest(task: TaskConfig, batch_size: int, chunks=stream_chunk) -> str:
     named = {}
     for seed in STREAM_SEEDS:
-        stream = TrainStream(task, batch_size, seed)
+        stream = TrainStream(task, batch_size, seed, chunks=chunks)
         for step in STREAM_STEPS:
             named[f"{seed}/{step}/tokens"], named[f"{seed}/{step}/answers"] = stream.batch(step)
     return digest(named)
 
 
-def sample_digest(task: TaskConfig) -> str:
+def sample_digest(task: TaskConfig, rows=sample_queries) -> str:
     """Every field of `sample_queries`' training rows (the stream keeps tokens and answers only)."""
-    return digest(batch_fields(sample_queries(task, 3000, torch.Generator().manual_seed(7))))
+    return digest(batch_fields(rows(task, 3000, torch.Generator().manual_seed(7))))
 
 
 def pools_digest(task: TaskConfig) -> str:
@@ -106,6 +108,8 @@ GOLDEN = {
 def test_training_batches_are_todays(name):
     task, batch_size = CONFIGS[name]
     assert (stream_digest(task, batch_size), sample_digest(task)) == GOLDEN[name][:2]
+    assert (stream_digest(task, batch_size, fast_data.stream_chunk),
+            sample_digest(task, fast_data.training_rows)) == GOLDEN[name][:2]
 
 
 @pytest.mark.parametrize("name", CONFIGS)
@@ -192,8 +196,9 @@ def test_both_pad_counts_agree():
 @pytest.mark.parametrize("modulus, dtype", [(59, torch.uint8), (300, torch.int16)])
 def test_compact_rows_are_the_same_numbers(modulus, dtype):
     task = TaskConfig(modulus=modulus, pool_size=10)
-    wide = sample_queries(task, 500, torch.Generator().manual_seed(1))
-    compact = sample_queries(task, 500, torch.Generator().manual_seed(1), compact=True)
-    assert compact_dtype(task) == compact.tokens.dtype == compact.answers.dtype == dtype
-    assert wide.tokens.dtype == wide.answers.dtype == torch.long
-    assert torch.equal(compact.tokens.long(), wide.tokens) and torch.equal(compact.answers.long(), wide.answers)
+    for rows in (sample_queries, fast_data.training_rows):
+        wide = rows(task, 500, torch.Generator().manual_seed(1))
+        compact = rows(task, 500, torch.Generator().manual_seed(1), compact=True)
+        assert compact_dtype(task) == compact.tokens.dtype == compact.answers.dtype == dtype
+        assert wide.tokens.dtype == wide.answers.dtype == torch.long
+        assert torch.equal(compact.tokens.long(), wide.tokens) and torch.equal(compact.answers.long(), wide.answers)

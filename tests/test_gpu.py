@@ -29,8 +29,7 @@ def _stack(configs, optimizer_graphed: bool):
 def test_the_graphed_step_trains_as_the_eager_stacked_step(paper_config):
     configs = [paper_config.replace(seed=s) for s in (1, 2, 3)]
     eager_stack, eager_opt, models = _stack(configs, False)
-    eager = stacked.StackedStep(eager_stack, eager_opt, configs[0], CUDA, False, False,
-                                stacked._PerRun(eager_stack, configs, models, [{} for _ in configs]))
+    eager = stacked.StackedStep(eager_stack, eager_opt, configs[0], CUDA, False, False)
     graph_stack, graph_opt, _ = _stack(configs, True)
     graphed = stacked.GraphedStep(graph_stack, graph_opt, configs[0], CUDA, False)
     assert all(torch.equal(a, b) for a, b in zip(eager_stack.weights, graph_stack.weights))  # warm-up undone

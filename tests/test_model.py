@@ -7,6 +7,7 @@ from transformer_lens import ActivationCache, FactoredMatrix
 
 from assignadd_core.core.data import sample_queries
 from assignadd_core.core.model import AssignAddTransformer
+from assignadd_core.measure import measures
 
 from scopes import shared
 
@@ -158,7 +159,7 @@ def test_last_position_path_equals_full_forward_for_any_shape(shape, tiny_config
 
 
 def test_fused_forward_activations_match_the_cache(paper_model, paper_batch):
-    out = paper_model.fused_forward(paper_batch.tokens)
+    out = measures.fused_forward(paper_model, paper_batch.tokens)
     _, cache = paper_model.run_with_cache(paper_batch.tokens)
     assert torch.allclose(out.pattern1, cache["blocks.0.attn.hook_pattern"][:, 0], atol=1e-6)
     assert torch.allclose(out.pattern2, cache["blocks.1.attn.hook_pattern"][:, 0, -1], atol=1e-6)
@@ -192,7 +193,7 @@ def test_both_paths_equal_the_protocols_forward_written_out(which, tiny_config, 
     expected = reference_logits(model, tokens).detach()
     assert relative_error(model(tokens), expected) <= 1e-5
     assert relative_error(model.fused_logits(tokens), expected[:, -1]) <= 1e-5
-    out = model.fused_forward(tokens)
+    out = measures.fused_forward(model, tokens)
     assert relative_error(out.logits, expected[:, -1]) <= 1e-5
 
 

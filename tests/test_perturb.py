@@ -23,12 +23,12 @@ def test_unperturbed_configs_keep_their_hash():
     same = paper.replace(jitter=0, jitter_step=0, grad_noise=0.0, perturb_seed=7, stop_when_composed=0)
     assert same == paper and same.hash() == SEED42_HASH
     assert paper.replace(jitter=0.0, jitter_step=500).hash() == SEED42_HASH
-    assert not paper.train.perturbed
+    assert not paper.interventions
     moved = {paper.replace(jitter=1e-4).hash(), paper.replace(jitter=1e-4, perturb_seed=1).hash(),
              paper.replace(jitter=1e-4, jitter_step=1000).hash(), paper.replace(grad_noise=1e-7).hash(),
              paper.replace(stop_when_composed=5).hash()}
     assert len(moved) == 5 and SEED42_HASH not in moved
-    assert paper.replace(grad_noise=1e-5).train.perturbed
+    assert paper.replace(grad_noise=1e-5).interventions
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -51,7 +51,7 @@ def test_the_nudge_has_the_stated_relative_size_and_its_own_seed(tiny_config):
     for seed in (1, 2):
         config = tiny_config.replace(jitter=1e-3, perturb_seed=seed)
         model = initial_model(config)
-        perturb.nudge(model, config)
+        perturb.jitter(model, config)
         nudged[seed] = model.state_dict()
     for name, weight in base.items():
         for seed in (1, 2):
@@ -59,7 +59,7 @@ def test_the_nudge_has_the_stated_relative_size_and_its_own_seed(tiny_config):
             assert 0.6e-3 < float(relative) < 1.4e-3, (name, float(relative))
         assert not torch.equal(nudged[1][name], nudged[2][name])  # two jitter seeds, two replicates
     again = initial_model(tiny_config.replace(jitter=1e-3, perturb_seed=1))
-    perturb.nudge(again, tiny_config.replace(jitter=1e-3, perturb_seed=1))
+    perturb.jitter(again, tiny_config.replace(jitter=1e-3, perturb_seed=1))
     assert_same_weights(again.state_dict(), nudged[1])  # a pure function of the config
 
 

@@ -56,7 +56,7 @@ def test_a_second_task_trains_with_the_core_and_reads_a_measure_through_series(m
     assert torch.equal(pool.answers, (pool.lhs_val * pool.rhs_val) % 7)
 
     with torch_threads(1):
-        run = trainer.train(config, tmp_path / "mul", LOGGED, progress=False)
+        run = trainer.fit(config, tmp_path / "mul", LOGGED, progress=False)
     assert run.is_complete() and run.config.task.operation == "mul"
     measures = series(run, "measures")
     assert list(measures.index) == [1, 11, 21, 30]

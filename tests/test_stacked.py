@@ -9,7 +9,7 @@ import torch
 
 from assignadd_core.core.loss import fused_loss
 from assignadd_core.core import trainer
-from assignadd_core.experiments import stacked, training
+from assignadd_core.experiments import early_stop, stacked, training
 from assignadd_core.core.checkpoint import load_torch_dict
 from assignadd_core.cli import main
 from assignadd_core.core.config import ConfigError
@@ -303,7 +303,7 @@ def test_runs_that_stop_once_composed_leave_the_stack_as_they_would_stop_alone(t
     # their losses at step 11
     at_11 = sorted(float(run.metrics().set_index("step").loc[11, "loss"]) for run in probe)
     level = at_11[1]
-    monkeypatch.setattr(training, "composed_row", lambda row: row["loss"] <= level)
+    monkeypatch.setattr(early_stop, "composed_row", lambda row: row["loss"] <= level)
     alone = [training.train(c, tmp_path / f"a{i}", progress=False, compile="off") for i, c in enumerate(configs)]
     runs = stacked.train_stacked(configs, [tmp_path / f"s{i}" for i in range(3)], progress=False, compile="off")
     steps = [r.final()["last_step"] for r in alone]

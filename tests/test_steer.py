@@ -38,7 +38,7 @@ def component(model, before, direction) -> tuple[float, float]:
 def push_size(model, before, config) -> float:
     """What a share multiplies: the update's norm (exact write), or the change of W_QK2 made by W_Q2's own step with
     W_K2 held (smallest write)."""
-    if config.train.steer_write == "exact":
+    if config.interventions.steer_write == "exact":
         return component(model, before, qk_steering.qk2(model))[1]
     w_q, w_k = model.blocks[1].attn.W_Q[0].detach().double(), model.blocks[1].attn.W_K[0].detach().double()
     return float(((w_q - before.w_q) @ w_k.T).norm())
@@ -95,7 +95,7 @@ def test_runs_without_steering_keep_their_hash_and_steered_ones_do_not():
                paper.replace(steer_from=1, steer_to=6000, steer_share=0.5).hash(),
                paper.replace(steer_from=1, steer_to=6000, steer_share=0.5, steer_sham=True, perturb_seed=1).hash()}
     assert len(steered) == 3 and SEED42_HASH not in steered
-    assert paper.replace(steer_from=1, steer_to=10).train.perturbed
+    assert paper.replace(steer_from=1, steer_to=10).interventions.of("steering").steered
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -151,7 +151,7 @@ def test_triggered_settings_keep_every_earlier_hash_and_name_one_config_each():
     paper = RunConfig()
     # settings that do nothing without a trigger or a window take their defaults
     idle = paper.replace(steer_window=3000, steer_direction="wrong_pairs", steer_share=2.0, steer_write="smallest")
-    assert idle == paper and idle.hash() == SEED42_HASH and not idle.train.perturbed
+    assert idle == paper and idle.hash() == SEED42_HASH and not idle.interventions
     today = paper.replace(steer_from=1, steer_to=6000, steer_share=0.5, steer_sham=True, perturb_seed=1)
     assert paper.replace(steer_from=1, steer_to=6000, steer_share=0.5, steer_direction="random", perturb_seed=1) \
         == today  # "random" is today's steer_sham: one config, one hash
@@ -159,10 +159,10 @@ def test_triggered_settings_keep_every_earlier_hash_and_name_one_config_each():
         ("removal", {"steer_share": 0.0}), ("sham", {"steer_direction": "wrong_pairs"}),
         ("twin", {"steer_direction": "none"}), ("push", {"steer_share": 4.0}))}
     assert len({c.hash() for c in arms.values()} | {SEED42_HASH, today.hash()}) == 6
-    assert all(c.train.perturbed for c in arms.values())
+    assert all(c.interventions.of("steering").steered for c in arms.values())
     assert paper.replace(**ONSET, steer_direction="none", steer_share=4.0, steer_write="smallest") == arms["twin"]
     assert paper.replace(**ONSET, steer_write="smallest").hash() != arms["removal"].hash()  # another write, another run
-    assert arms["removal"].train.perturb_seed == 0 == paper.replace(**ONSET, perturb_seed=5).train.perturb_seed
+    assert arms["removal"].interventions.perturb_seed == 0 == paper.replace(**ONSET, perturb_seed=5).interventions.perturb_seed
 
 
 def test_the_wrong_pairs_sham_is_d_s_twin_in_its_subspace():
@@ -237,13 +237,13 @@ def _forced_m5(monkeypatch, from_step: int):
 
 
 def _steered_steps(monkeypatch) -> list:
-    calls, real = [], training.Steering.on_gradient
+    calls, real = [], qk_steering.Steering.on_gradient
 
     def on_gradient(self, model, step, counters):
         if qk_steering.due(self.config, step, counters):
             calls.append(step)
         return real(self, model, step, counters)
-    monkeypatch.setattr(training.Steering, "on_gradient", on_gradient)
+    monkeypatch.setattr(qk_steering.Steering, "on_gradient", on_gradient)
     return calls
 
 
@@ -341,13 +341,14 @@ def test_the_onset_sweeps_follow_their_stated_cell_rules():
     for sweep, arms in ((necessity, 3), (push, 5)):
         points = sweep.points()
         assert len(points) == arms * len(onset_cells(sweep)) and {p.mode for p in points} == {"eager"}
-        configs = [RunConfig().replace(**p.overrides).train for p in points]
-        assert {(c.steer_trigger, c.steer_window, c.steps, c.stop_when_composed) for c in configs} == {
+        configs = [RunConfig().replace(**p.overrides) for p in points]
+        assert {(c.interventions.steer_trigger, c.interventions.steer_window, c.train.steps,
+                 c.interventions.stop_when_composed) for c in configs} == {
             (0.95, 3000, 12000, 5)}
-        assert {c.steer_write for c in configs if c.steer_direction != "none"} == {"smallest"}
+        assert {c.interventions.steer_write for c in configs if c.interventions.steer_direction != "none"} == {"smallest"}
         assert len({p.key for p in points}) == len(points)
     directions = Counter((c.steer_direction, c.steer_share) for c in
-                         (RunConfig().replace(**p.overrides).train for p in push.points()))
+                         (RunConfig().replace(**p.overrides).interventions for p in push.points()))
     assert directions == {("none", 0.0): 6, **{(d, s): 6 for s in C10_PUSH_SHARES for d in ("identity", "wrong_pairs")}}
     assert len(C10_PUSH_SHARES) == 2 and list(C10_PUSH_SHARES) == sorted(C10_PUSH_SHARES)  # weakest first
 

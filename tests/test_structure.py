@@ -78,7 +78,7 @@ LAYERS = {
     "report": ("report",),
     "command line": ("cli", "__main__"),
 }
-CORE_MAX_LINES = 2500  # the thin core, read top to bottom in one sitting
+CORE_MAX_LINES = 2200  # the thin core, read top to bottom in one sitting
 
 
 def layer_of(module: str) -> int | None:

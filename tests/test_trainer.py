@@ -11,7 +11,7 @@ import torch
 
 from assignadd_core.core import trainer
 from assignadd_core.experiments import training
-from assignadd_core.core.checkpoint import load_model, save_tensors
+from assignadd_core.core.checkpoint import load_model
 from assignadd_core.core.config import ConfigError
 from assignadd_core.core.data import EXACT_NAMES, POOL_NAMES
 from assignadd_core.core.evaluation import evaluate
@@ -135,44 +135,11 @@ def test_kill_between_metrics_row_and_saved_state_resumes_cleanly(tiny_config, t
     assert_same_weights(final_weights(resumed), final_weights(tiny_run))
 
 
-def write_flat_resume_state(run: Run, model, optimizer) -> None:
-    """The resume format of earlier runs (e.g. the committed runs/seed43/resume/): model.* and
-    optim.<param>.<key> tensors in state.safetensors, the step in state.json."""
-    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
-    names = [n for n, _ in model.named_parameters()]
-    for index, state in optimizer.state_dict()["state"].items():
-        tensors.update({f"optim.{names[index]}.{key}": torch.as_tensor(value) for key, value in state.items()})
-    save_tensors(tensors, run.resume_dir / trainer.FLAT_RESUME_FILE)
-
-
-def test_resume_from_the_earlier_flat_format_matches_a_straight_run(tiny_config, tiny_run, tmp_path, monkeypatch):
-    """A run killed with its state in the earlier format (flattened tensors) resumes to the same result,
-    and the next save replaces that format."""
-    path = tmp_path / "killed"
-    interrupt_at(monkeypatch, "train_step", lambda call, args: call == 17)
-    with pytest.raises(KeyboardInterrupt):
-        training.train(tiny_config, path, progress=False)
-    monkeypatch.undo()
-    run = Run(path)
-    model = initial_model(tiny_config)
-    optimizer = trainer.make_optimizer(model, tiny_config)
-    assert trainer.load_resume_state(run, model, optimizer)["step"] == 11
-    write_flat_resume_state(run, model, optimizer)
-    (run.resume_dir / trainer.RESUME_FILE).unlink()
-
-    steps_trained = interrupt_at(monkeypatch, "train_step", lambda call, args: False)
-    resumed = training.train(tiny_config, path, progress=False)
-    assert len(steps_trained) == 30 - 11  # it resumed from the flat state, not from scratch
-    pd.testing.assert_frame_equal(metric_rows(resumed), metric_rows(tiny_run))
-    assert_same_weights(final_weights(resumed), final_weights(tiny_run))
-    assert not (run.resume_dir / trainer.FLAT_RESUME_FILE).exists()
-
-
-def test_committed_flat_resume_state_loads():
-    """runs/seed43/resume/ (earlier format) loads: the final weights and AdamW moments of every parameter."""
-    run = Run(Path(__file__).resolve().parent.parent / "runs" / "seed43")
-    if not (run.resume_dir / "state.json").is_file():
-        pytest.skip("runs/seed43/resume/ is absent")
+@pytest.mark.parametrize("seed", [43, 46, 47])
+def test_committed_resume_states_load(seed):
+    """runs/seed43/resume/ (converted from the earlier flat format, tensors unchanged), seed46's and seed47's load:
+    the final weights and AdamW moments of every parameter."""
+    run = Run(Path(__file__).resolve().parent.parent / "runs" / f"seed{seed}")
     model = initial_model(run.config)
     optimizer = trainer.make_optimizer(model, run.config)
     info = trainer.load_resume_state(run, model, optimizer)

@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import load_file, save
 
 from .config import ConfigError, RunConfig
 from .model import AssignAddTransformer
@@ -52,16 +52,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, tmp, metadata=metadata)
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, save({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, metadata=metadata))
 
 
 def load_tensors(path: Path) -> dict[str, torch.Tensor]:
@@ -81,7 +72,6 @@ def save_model(model: AssignAddTransformer, path: Path) -> None:
 
 
 def config_from_checkpoint(path: Path) -> RunConfig | None:
-    from safetensors import safe_open
     try:
         with safe_open(str(path), framework="pt") as handle:
             meta = handle.metadata() or {}
@@ -118,8 +108,7 @@ def load_model(path: Path, config: RunConfig | None = None) -> AssignAddTransfor
     """Load one of our checkpoints; `config` overrides the one stored in the file."""
     path = Path(path)
     tensors = load_tensors(path)
-    stored = config_from_checkpoint(path)
-    config = config or stored
+    config = config or config_from_checkpoint(path)
     if config is None:
         raise CheckpointError(f"{path}: no config stored in the file; pass the run's config")
     model = AssignAddTransformer(config)

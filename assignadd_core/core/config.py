@@ -1,4 +1,5 @@
-"""Settings of a run: the task, the model and the training, with the paper's protocol as defaults.
+"""Settings of a run: the task, the model and the training (the optimizer), with the paper's protocol as defaults, and
+the settings of the interventions a run has, each declared by its plug-in (`Settings`, `RunConfig.interventions`).
 
 Every value is validated on construction with a one-line error naming the parameter.
 `RunConfig.hash()` covers only the settings that change results (not logging or device).
@@ -7,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import json
 import math
 import string
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 
 class ConfigError(ValueError):
@@ -43,11 +45,6 @@ def add_mod(a, b, n):
 # The task's operation on the operand values (integer arrays, the modulus): "add" is the paper's task. A new
 # operation is registered here, from anywhere, before a config naming it is built (`TaskConfig.operation`).
 OPERATIONS = {"add": add_mod}
-COMPOSED_LEVEL = 0.9  # a run has learned variable assignment once its 1-var train accuracy reaches this
-# What a steering changes (`steer`): the identity direction, the sham that pairs the wrong variables, the random sham
-# (stored as steer_sham), or nothing (the twin of a triggered steering).
-STEER_DIRECTIONS = ("identity", "wrong_pairs", "random", "none")
-STEER_WRITES = ("exact", "smallest", "hold", "clamp")  # how a steering's change is written into W_Q2 (`steer.steer`)
 
 
 @dataclass(frozen=True)
@@ -134,7 +131,7 @@ ROLES = ("copy", "lookup", "mlp")  # the parts of the paper's circuit (see Model
 @dataclass(frozen=True)
 class ModelConfig:
     """The transformer: no LayerNorm, no biases; the paper's shape (2 layers, 1 head, an MLP in the last layer
-    only) by default. Other shapes train through the hooked forward. The progress measures and mechanistic
+    only) by default, whose training path is folded (`model._fused`). The progress measures and mechanistic
     analyses read the circuit's roles (which block and head copies, looks up, adds), not block indices:
     `roles` turns them into hook names and weights."""
 
@@ -199,11 +196,7 @@ class ModelConfig:
                 object.__setattr__(self, f"{role}_block", None)
 
     def _default_block(self, role: str) -> int | None:
-        if role == "copy":
-            return 0
-        if role == "lookup":
-            return self.n_layers - 1
-        return self.mlp_layers[-1] if self.mlp_layers else None
+        return {"copy": 0, "lookup": self.n_layers - 1, "mlp": self.mlp_layers[-1] if self.mlp_layers else None}[role]
 
     def role_block(self, role: str) -> int | None:
         """The block that plays `role` ("copy", "lookup" or "mlp"); None for the MLP of a model without one."""
@@ -237,7 +230,8 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """AdamW training (book/protocol.md, 'Training')."""
+    """AdamW training (book/protocol.md, 'Training'). What a study does to training besides (a nudge, gradient noise,
+    steering, an early stop) is an intervention with its own settings (`Settings`, `RunConfig.interventions`)."""
 
     steps: int = 40_000
     batch_size: int = 512
@@ -250,38 +244,6 @@ class TrainConfig:
     init_seed: int | None = None  # seeds the initial weights instead of `seed` (None: `seed`)
     data_seed: int | None = None  # seeds the training stream instead of `seed` (None: `seed`)
     bf16: bool = False  # bf16 autocast (what the authors used on GPU); fp32 by default on CPU
-    # Perturbations that keep a run's (initialization, data order) cell: replicates of the cell. Each size is
-    # relative to the spread (standard deviation) of the tensor it is added to; 0 is the unperturbed run.
-    jitter: float = 0.0  # one-time nudge: every weight tensor += jitter * its std * N(0, 1) ...
-    jitter_step: int = 0  # ... after this step's update (0: the initial weights)
-    grad_noise: float = 0.0  # every step: every gradient tensor += grad_noise * its std * N(0, 1), before AdamW
-    perturb_seed: int = 0  # draws the nudge and the gradient noise (apart from the init and data seeds)
-    # Stop once 1-var train accuracy >= COMPOSED_LEVEL has held for this many evaluations in a row (0: never stop
-    # early): a composition study needs the outcome, not the rest of the run. A stuck run runs to `steps`.
-    stop_when_composed: int = 0
-    # C10's causal test (`steer`): in the updates of steps steer_from..steer_to (0: none), the component of the
-    # layer-2 QK update along the identity direction is set to steer_share x the update's norm (0 removes it);
-    # steer_sham: along a fixed random direction orthogonal to it instead (drawn from perturb_seed), the control.
-    steer_from: int = 0
-    steer_to: int = 0
-    steer_share: float = 0.0
-    steer_sham: bool = False
-    # Or steering that starts on a trigger: after the first eval at which measure 5 (layer 1 copies) reaches
-    # steer_trigger (0: no trigger), for the next steer_window steps. steer_direction (STEER_DIRECTIONS) is what is
-    # steered: "identity"; "wrong_pairs", the sham in the identity's subspace that pairs each variable with another;
-    # "random" (stored as steer_sham, its first spelling); "none", the twin: nothing is changed, but the trigger is
-    # recorded and an early stop waits for the window's end, as in the steered arms.
-    steer_trigger: float = 0.0
-    steer_window: int = 0
-    steer_direction: str = "identity"
-    # How the change is written into W_Q2 (STEER_WRITES): "exact" (the fixed windows of 2026-12-03) changes W_QK2 by
-    # exactly c x the direction, through W_K2's inverse, which an ill-conditioned W_K2 amplifies; "smallest" makes
-    # the smallest change of W_Q2 that moves the component along the direction by c (`steer`); "hold" (stated
-    # 2026-12-04) makes the smallest change of W_Q2 that holds each row's contrast of the variable QK map for the
-    # direction's pairing at its value before the step, whatever moved it (W_QK2 or the copies); steer_share 0.
-    # "clamp" (stated 2026-12-06) makes the smallest change of W_Q2 after each step that sets each row's paired
-    # entry of that map at least steer_share (the margin, in the lookup's score units) above the row's other entries.
-    steer_write: str = "exact"
     eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
     probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
 
@@ -304,82 +266,6 @@ class TrainConfig:
             if value == self.seed:  # the same run as leaving it unset: one config, one hash
                 object.__setattr__(self, name, None)
         _require(isinstance(self.bf16, bool), f"bf16 must be true or false, got {self.bf16!r}")
-        for name in ("jitter", "grad_noise"):
-            value = _real(getattr(self, name))
-            _require(0 <= value < math.inf, f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
-        for name in ("jitter_step", "perturb_seed", "stop_when_composed", "steer_from", "steer_to"):
-            value = getattr(self, name)
-            _require(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-                     f"{name} must be an integer >= 0, got {value!r}")
-        _require(self.jitter_step < self.steps,
-                 f"jitter_step must come before the last step ({self.steps}), got {self.jitter_step}")
-        self._check_steering()
-        if self.jitter == 0:
-            object.__setattr__(self, "jitter", 0.0)
-            object.__setattr__(self, "jitter_step", 0)
-        if self.jitter == 0 and self.grad_noise == 0:
-            object.__setattr__(self, "grad_noise", 0.0)
-            if not self.steer_sham:  # the sham's direction is drawn from perturb_seed
-                object.__setattr__(self, "perturb_seed", 0)
-
-    def _check_steering(self) -> None:
-        _require(0 <= _real(self.steer_share) < math.inf,
-                 f"steer_share must be a finite number >= 0, got {self.steer_share!r}")
-        _require(isinstance(self.steer_sham, bool), f"steer_sham must be true or false, got {self.steer_sham!r}")
-        _require(0 <= _real(self.steer_trigger) <= 1,
-                 f"steer_trigger must lie in [0, 1] (a measure-5 level; 0: no trigger), got {self.steer_trigger!r}")
-        _require(isinstance(self.steer_window, int) and not isinstance(self.steer_window, bool)
-                 and self.steer_window >= 0, f"steer_window must be an integer >= 0, got {self.steer_window!r}")
-        _require(self.steer_direction in STEER_DIRECTIONS,
-                 f"steer_direction must be one of {', '.join(STEER_DIRECTIONS)}, got {self.steer_direction!r}")
-        _require(self.steer_write in STEER_WRITES,
-                 f"steer_write must be one of {', '.join(STEER_WRITES)}, got {self.steer_write!r}")
-        _require(self.steer_write != "clamp" or (_real(self.steer_share) > 0
-                                                 and self.steer_direction in ("identity", "wrong_pairs")
-                                                 and not self.steer_sham),
-                 "steer_write 'clamp' keeps a pairing's entries (identity or wrong_pairs) above the rest of their rows"
-                 " by the margin steer_share > 0 (in the lookup's score units),"
-                 f" got steer_direction {self.steer_direction!r}, steer_share {self.steer_share!r}")
-        _require(self.steer_write != "hold" or (_real(self.steer_share) == 0
-                                                and self.steer_direction in ("identity", "wrong_pairs", "none")
-                                                and not self.steer_sham),
-                 "steer_write 'hold' holds a pairing's contrasts (identity or wrong_pairs) at steer_share 0,"
-                 f" got steer_direction {self.steer_direction!r}, steer_share {self.steer_share!r}")
-        if self.steer_to:
-            _require(1 <= self.steer_from <= self.steer_to <= self.steps,
-                     f"steering needs 1 <= steer_from <= steer_to <= steps ({self.steps}),"
-                     f" got {self.steer_from}..{self.steer_to}")
-        if self.steer_trigger:
-            _require(not self.steer_to, "steer_trigger and steer_from/steer_to exclude each other: a steering window"
-                                        " is either triggered or fixed")
-            _require(self.steer_window >= 1, f"a triggered steering needs steer_window >= 1, got {self.steer_window}")
-        _require(not (self.steer_sham and self.steer_direction not in ("identity", "random")),
-                 f"steer_sham is the random direction; it excludes steer_direction {self.steer_direction!r}")
-        if self.steer_direction == "random":  # one spelling per config: the sham's first (its runs keep their hashes)
-            object.__setattr__(self, "steer_sham", True)
-            object.__setattr__(self, "steer_direction", "identity")
-        # Settings that do nothing take their defaults: an unperturbed run has one config and one hash.
-        if self.steer_to == 0 and self.steer_trigger == 0:
-            for name, default in (("steer_from", 0), ("steer_share", 0.0), ("steer_sham", False),
-                                  ("steer_trigger", 0.0), ("steer_window", 0), ("steer_direction", "identity"),
-                                  ("steer_write", "exact")):
-                object.__setattr__(self, name, default)
-        else:
-            object.__setattr__(self, "steer_trigger", float(self.steer_trigger))
-            object.__setattr__(self, "steer_share", 0.0 if self.steer_direction == "none" else float(self.steer_share))
-            if self.steer_direction == "none":  # nothing is written
-                object.__setattr__(self, "steer_write", "exact")
-
-    @property
-    def steered(self) -> bool:
-        """Whether the run asks for steering: a fixed or a triggered window (the "none" twin too: its early stop
-        waits for the window's end)."""
-        return self.steer_to > 0 or self.steer_trigger > 0
-
-    @property
-    def perturbed(self) -> bool:
-        """Whether the run carries a nudge, gradient noise or steering (not its cell's unperturbed run)."""
-        return self.jitter > 0 or self.grad_noise > 0 or self.steered
 
     @property
     def weights_seed(self) -> int:
@@ -392,33 +278,129 @@ class TrainConfig:
         return self.seed if self.data_seed is None else self.data_seed
 
 
+# ---------------------------------------------------------------------------- interventions
+class Settings:
+    """An intervention's settings (`trainer.Plugin`): a frozen dataclass in the plug-in's own module, each field
+    defaulting to the run without the intervention and checked in `__post_init__` (one-line errors); `settle(config)`
+    checks it against the rest of the run's config and returns its normal form (settings that do nothing take their
+    defaults: one run, one config, one hash)."""
+
+    name: ClassVar[str]  # the intervention's name
+
+    def settle(self, config: "RunConfig") -> "Settings":
+        return self
+
+
+INTERVENTIONS: dict[str, type] = {}  # name -> its Settings class (`register_settings`, called by `trainer.register`)
+# The modules of the package's own interventions, named by the package's `__init__`, imported when first needed (a
+# config is read, a run trained) rather than with the core: they import the model and the measures.
+BUILTIN_MODULES: list[str] = []
+
+
+def _names(klass: type) -> set[str]:
+    return {f.name for f in fields(klass)}
+
+
+def register_settings(klass: type) -> type:
+    """Every config gets the intervention's settings; its name and theirs must be new to the config."""
+    if INTERVENTIONS.get(klass.name) is not klass:
+        taken = set().union(*map(_names, (*SECTIONS.values(), *INTERVENTIONS.values()))) & _names(klass)
+        _require(klass.name not in INTERVENTIONS and not taken, f"intervention {klass.name!r}: its name or a setting"
+                                                                f" ({', '.join(sorted(taken))}) names another already")
+        INTERVENTIONS[klass.name] = klass
+    return klass
+
+
+def load_builtin_interventions() -> None:
+    while BUILTIN_MODULES:
+        importlib.import_module(BUILTIN_MODULES.pop(0))
+
+
+def _owner(setting: str) -> type | None:
+    """The registered Settings class that has `setting` (None: none has)."""
+    load_builtin_interventions()
+    return next((klass for klass in INTERVENTIONS.values() if setting in _names(klass)), None)
+
+
+@dataclass(frozen=True)
+class Interventions:
+    """The settings of the interventions a run has, one section of its config: `interventions.jitter` is a setting's
+    value (its default where the run does not have that intervention), `interventions.of("perturb")` one
+    intervention's settings. In the config's JSON and in its hash: the settings away from their defaults."""
+
+    held: tuple[Settings, ...] = ()  # one per intervention the run has, by name
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "held", tuple(sorted((s for s in self.held if s != type(s)()), key=lambda s: s.name)))
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any]) -> "Interventions":
+        """From {setting: value}, settings of any registered intervention."""
+        grouped: dict[type, dict] = {}
+        for name, value in values.items():
+            klass = _owner(name)
+            _require(klass is not None, f"unknown config key interventions.{name}")
+            grouped.setdefault(klass, {})[name] = value
+        return cls(tuple(klass(**given) for klass, given in grouped.items()))
+
+    def of(self, name: str) -> Settings:
+        """The settings of intervention `name` (its defaults when the run does not have it)."""
+        held = {s.name: s for s in self.held}
+        if name not in held:
+            load_builtin_interventions()
+            _require(name in INTERVENTIONS, f"no intervention named {name!r} is registered")
+        return held.get(name) or INTERVENTIONS[name]()
+
+    def __getattr__(self, setting: str) -> Any:
+        klass = None if setting.startswith("__") else _owner(setting)
+        if klass is None:
+            raise AttributeError(f"no intervention has a setting {setting!r}")
+        return getattr(self.of(klass.name), setting)
+
+    def __bool__(self) -> bool:
+        return bool(self.held)
+
+    def values(self) -> dict[str, Any]:
+        """{setting: value} of every setting away from its default."""
+        return {f.name: getattr(s, f.name) for s in self.held for f in fields(s) if getattr(s, f.name) != f.default}
+
+
 @dataclass(frozen=True)
 class RunConfig:
     task: TaskConfig = field(default_factory=TaskConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    interventions: Interventions = field(default_factory=Interventions)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "interventions", Interventions(tuple(s.settle(self) for s in self.interventions.held)))
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {"task": dataclasses.asdict(self.task), "model": dataclasses.asdict(self.model),
+                "train": dataclasses.asdict(self.train), "interventions": self.interventions.values()}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        """From `to_dict`'s form; a config written before interventions had their section (their settings among the
+        training settings) reads the same."""
         if not isinstance(data, dict):
             raise ConfigError(f"a run config must be a JSON object, got {type(data).__name__}")
-        unknown = set(data) - {"task", "model", "train"}
+        unknown = set(data) - {*SECTIONS, "interventions"}
         _require(not unknown, f"unknown config section(s): {', '.join(sorted(unknown))}"
-                              " (expected task, model, train)")
-        parts = {}
-        for section, klass in (("task", TaskConfig), ("model", ModelConfig), ("train", TrainConfig)):
-            values = data.get(section, {})
-            known = {f.name for f in fields(klass)}
+                              " (expected task, model, train, interventions)")
+        parts, interventions = {}, dict(data.get("interventions", {}))
+        for section, klass in SECTIONS.items():
+            values = dict(data.get(section, {}))
+            known = _names(klass)
+            if section == "train":  # interventions' settings as they were written before their section existed
+                interventions.update({k: values.pop(k) for k in set(values) - known if _owner(k) is not None})
             bad = set(values) - known
             _require(not bad, f"unknown config key(s) {', '.join(sorted(f'{section}.{k}' for k in bad))}")
             parts[section] = klass(**values)
-        return cls(**parts)
+        return cls(**parts, interventions=Interventions.from_values(interventions))
 
     @classmethod
     def from_json(cls, text: str) -> "RunConfig":
@@ -437,11 +419,12 @@ class RunConfig:
         return RunConfig.from_dict(data)
 
     def hash(self) -> str:
-        """Stable 12-hex-digit hash of every setting that changes results (eval cadence included).
-
-        A field added after runs were committed counts only when set away from its default
-        (`ADDED_LATER`), so every earlier run keeps its hash and its folder."""
+        """Stable 12-hex-digit hash of every setting that changes results (eval cadence included). A field added after
+        runs were committed counts only when set away from its default (`ADDED_LATER`), an intervention's settings only
+        when away from theirs, read beside the training settings (where the first ones were): every earlier run keeps
+        its hash and its folder."""
         data = self.to_dict()
+        data["train"].update(data.pop("interventions"))
         for (section, name), default in ADDED_LATER.items():
             if data[section][name] == default:
                 del data[section][name]
@@ -450,30 +433,28 @@ class RunConfig:
 
 
 # Fields added after runs were committed, with the default that reproduces those runs.
-ADDED_LATER = {("task", "operation"): "add", ("train", "init_seed"): None, ("train", "data_seed"): None, ("model", "n_layers"): 2,
-               ("model", "n_heads"): 1, ("model", "mlp_layers"): (1,), ("train", "jitter"): 0.0,
-               ("train", "jitter_step"): 0, ("train", "grad_noise"): 0.0, ("train", "perturb_seed"): 0,
-               ("train", "stop_when_composed"): 0, ("train", "steer_from"): 0, ("train", "steer_to"): 0,
-               ("train", "steer_share"): 0.0, ("train", "steer_sham"): False, ("train", "steer_trigger"): 0.0,
-               ("train", "steer_window"): 0, ("train", "steer_direction"): "identity",
-               ("train", "steer_write"): "exact", ("model", "copy_block"): None,
-               ("model", "lookup_block"): None, ("model", "mlp_block"): None, ("model", "copy_head"): 0,
-               ("model", "lookup_head"): 0}
+ADDED_LATER = {("task", "operation"): "add", ("train", "init_seed"): None, ("train", "data_seed"): None,
+               ("model", "n_layers"): 2, ("model", "n_heads"): 1, ("model", "mlp_layers"): (1,),
+               ("model", "copy_block"): None, ("model", "lookup_block"): None, ("model", "mlp_block"): None,
+               ("model", "copy_head"): 0, ("model", "lookup_head"): 0}
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 
 
 def resolve_key(key: str) -> tuple[str, str]:
-    """Map 'train.steps' or a unique bare name like 'steps' to (section, field)."""
-    if "." in key:
-        section, name = key.split(".", 1)
-        _require(section in SECTIONS and name in {f.name for f in fields(SECTIONS[section])},
-                 f"unknown config key {key!r}")
+    """Map 'train.steps' or a unique bare name like 'steps' to (section, field). An intervention's setting is
+    ('interventions', name), given bare, as 'interventions.name' or as 'train.name' (its key before the section)."""
+    section, _, name = key.rpartition(".")
+    if not section:
+        section = next((s for s, klass in SECTIONS.items() if name in _names(klass)), "")
+    if section in SECTIONS and name in _names(SECTIONS[section]):
         return section, name
-    owners = [s for s, k in SECTIONS.items() if key in {f.name for f in fields(k)}]
-    _require(len(owners) == 1, f"unknown config key {key!r}" if not owners else f"ambiguous config key {key!r}")
-    return owners[0], key
+    _require(section in ("", "train", "interventions") and _owner(name) is not None, f"unknown config key {key!r}")
+    return "interventions", name
 
 
 def all_keys() -> list[str]:
-    return [f"{s}.{f.name}" for s, k in SECTIONS.items() for f in fields(k)]
+    """Every setting's dotted key (the command line's flags): the sections' and every registered intervention's."""
+    load_builtin_interventions()
+    return [f"{s}.{f.name}" for s, k in (*SECTIONS.items(), *(("interventions", k) for k in INTERVENTIONS.values()))
+            for f in fields(k)]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
-from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -20,13 +19,6 @@ from transformer_lens import ActivationCache, FactoredMatrix, HookedRootModule
 from transformer_lens.hook_points import HookPoint
 
 from .config import RunConfig
-
-class FusedOutput(NamedTuple):
-    logits: torch.Tensor  # [batch, N] at `=`
-    pattern1: torch.Tensor  # layer-1 attention [batch, query pos, key pos]
-    pattern2: torch.Tensor  # layer-2 attention from `=` [batch, key pos]
-    resid_mid0: torch.Tensor  # residual stream after layer-1 attention [batch, pos, d_model]
-
 
 class Embed(nn.Module):
     def __init__(self, d_vocab: int, d_model: int):
@@ -178,18 +170,16 @@ class AssignAddTransformer(HookedRootModule):
 
     # ------------------------------------------------------------------ fused training path
     def fused_logits(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Logits at the last position (`=`), [batch, N]: the same function as forward()[:, -1],
-        computing only what the loss needs (see `_fused`); the hooked forward for shapes `_fused` does not know."""
+        """Logits at `=`, [batch, N]: the same function as forward()[:, -1], computing only what the loss needs:
+        folded for the paper's shape (`_fused`), the last block at `=` only for any other (`_last_position_logits`)."""
         if not self.config.model.paper_shape:
             return self._last_position_logits(tokens)
         return self._fused(tokens)[0]
 
     def _last_position_logits(self, tokens: torch.Tensor) -> torch.Tensor:
-        """forward()[:, -1] for any shape, computing less: the blocks before the last are needed at every position
-        (the last block's keys and values read them), the last block's query, MLP and the unembedding only at `=`.
-        The first block's queries, keys and values are lookups in token and position tables (its input is
-        W_E[t] + W_pos, as in `_fused`); heads are one GEMM per projection and one fused attention kernel (batched
-        per-head einsums were three quarters of a 3-layer step). No hooks fire. About 3x faster than forward()."""
+        """forward()[:, -1] for any shape, about 3x faster, no hooks: the last block's query, MLP and unembedding at `=`
+        only; the first block's projections are lookups in token and position tables (as in `_fused`); heads are one
+        GEMM per projection and one fused attention kernel."""
         n = tokens.shape[1]
         W_E, W_pos = self.embed.W_E, self.pos_embed.W_pos[:n]
         resid = F.embedding(tokens, W_E) + W_pos
@@ -204,16 +194,6 @@ class AssignAddTransformer(HookedRootModule):
             out = queries + _plain_attention(block.attn, queries, resid, project)
             resid = out if block.mlp is None else out + block.mlp(out)
         return self.unembed(resid[:, -1])
-
-    def fused_forward(self, tokens: torch.Tensor) -> "FusedOutput":
-        """Logits at `=` plus the few activations the progress measures read (the paper's shape only)."""
-        if not self.config.model.paper_shape:
-            raise ValueError("fused_forward needs the paper's shape (2 layers, 1 head, an MLP in block 1)")
-        logits, pattern1, pattern2 = self._fused(tokens)
-        a1 = self.blocks[0].attn
-        x0 = F.embedding(tokens, self.embed.W_E) + self.pos_embed.W_pos[:tokens.shape[1]]
-        return FusedOutput(logits=logits, pattern1=pattern1, pattern2=pattern2,
-                           resid_mid0=x0 + torch.bmm(pattern1, x0 @ (a1.W_V[0] @ a1.W_O[0])))
 
     def _fused(self, tokens: torch.Tensor):
         """(logits at `=`, pattern1, pattern2): the stages `_fused_attention`, `_fused_mlp`, `_fused_unembed` in
@@ -277,36 +257,12 @@ class AssignAddTransformer(HookedRootModule):
         return resid @ self.unembed.W_U
 
     # ------------------------------------------------------------------ TransformerLens-style accessors
-    @property
-    def W_E(self) -> torch.Tensor:
-        return self.embed.W_E
-
-    @property
-    def W_pos(self) -> torch.Tensor:
-        return self.pos_embed.W_pos
-
-    @property
-    def W_U(self) -> torch.Tensor:
-        return self.unembed.W_U
-
-    def _stack_attn(self, name: str) -> torch.Tensor:
-        return torch.stack([getattr(b.attn, name) for b in self.blocks])
-
-    @property
-    def W_Q(self) -> torch.Tensor:
-        return self._stack_attn("W_Q")
-
-    @property
-    def W_K(self) -> torch.Tensor:
-        return self._stack_attn("W_K")
-
-    @property
-    def W_V(self) -> torch.Tensor:
-        return self._stack_attn("W_V")
-
-    @property
-    def W_O(self) -> torch.Tensor:
-        return self._stack_attn("W_O")
+    W_E = property(lambda self: self.embed.W_E)
+    W_pos = property(lambda self: self.pos_embed.W_pos)
+    W_U = property(lambda self: self.unembed.W_U)
+    # [n_layers, n_heads, ...]: each attention weight of every block
+    W_Q, W_K, W_V, W_O = (property(lambda self, name=name: torch.stack([getattr(b.attn, name) for b in self.blocks]))
+                          for name in ("W_Q", "W_K", "W_V", "W_O"))
 
     def _stack_mlp(self, name: str) -> torch.Tensor:
         """[n_layers, ...] of an MLP weight; a block without an MLP gives zeros, as in the authors' checkpoints."""
@@ -314,14 +270,8 @@ class AssignAddTransformer(HookedRootModule):
         zeros = self.W_E.new_zeros((m.d_model, m.d_mlp) if name == "W_in" else (m.d_mlp, m.d_model))
         return torch.stack([getattr(b.mlp, name) if b.mlp is not None else zeros for b in self.blocks])
 
-    @property
-    def W_in(self) -> torch.Tensor:
-        """[n_layers, d_model, d_mlp]; layer 0 (no MLP) is all zeros, as in the authors' checkpoints."""
-        return self._stack_mlp("W_in")
-
-    @property
-    def W_out(self) -> torch.Tensor:
-        return self._stack_mlp("W_out")
+    W_in = property(lambda self: self._stack_mlp("W_in"))  # [n_layers, d_model, d_mlp]
+    W_out = property(lambda self: self._stack_mlp("W_out"))
 
     @property
     def QK(self) -> FactoredMatrix:

@@ -48,37 +48,15 @@ class Run:
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r})"
 
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    @property
-    def config_path(self) -> Path:
-        return self.path / "config.json"
-
-    @property
-    def metrics_path(self) -> Path:
-        return self.path / "metrics.csv"
-
-    @property
-    def final_path(self) -> Path:
-        return self.path / "final.json"
-
-    @property
-    def model_path(self) -> Path:
-        return self.path / "model.safetensors"
-
-    @property
-    def checkpoint_dir(self) -> Path:
-        return self.path / "checkpoints"
-
-    @property
-    def resume_dir(self) -> Path:
-        return self.path / "resume"
-
-    @property
-    def lock_path(self) -> Path:
-        return self.path / ".lock"
+    # its name and its files (see the module's text)
+    name = property(lambda self: self.path.name)
+    config_path = property(lambda self: self.path / "config.json")
+    metrics_path = property(lambda self: self.path / "metrics.csv")
+    final_path = property(lambda self: self.path / "final.json")
+    model_path = property(lambda self: self.path / "model.safetensors")
+    checkpoint_dir = property(lambda self: self.path / "checkpoints")
+    resume_dir = property(lambda self: self.path / "resume")
+    lock_path = property(lambda self: self.path / ".lock")
 
     def writer_lock(self):
         """Context manager: this process is the run's only writer, or BusyError names the one that is."""
@@ -100,12 +78,8 @@ class Run:
     def config(self) -> RunConfig:
         if not self.config_path.is_file():
             raise CheckpointError(f"{self.path}: not a run directory (no config.json)")
-        text = self.config_path.read_text()
-        if '"two_var_rule"' not in text:  # written before the paper's split and 2-var rows were adopted
-            raise CheckpointError(f"{self.path}: trained on the project's earlier data protocol (other held-out"
-                                  " pairs, other meaning of r); retrain it (delete the folder) with this code")
         try:
-            return RunConfig.from_json(text)
+            return RunConfig.from_json(self.config_path.read_text())
         except ConfigError as err:
             raise CheckpointError(f"{self.config_path}: {err}") from None
 

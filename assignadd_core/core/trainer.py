@@ -6,17 +6,18 @@ every eval step, so a killed run resumes to exactly the metrics of an uninterrup
 time (the run folder's writer lock).
 
 The loop knows nothing of any experiment. What a run logs at an eval step comes from above (`Logged`), and
-experiments plug in at named points (`Plugin`): before the first step, on the gradient, after the update, at an
-eval, whether to stop. `experiments.training` assembles this project's (nudges, gradient noise, steering, the early
-stop, single compiled stages).
+interventions plug in at named points (`Plugin`): before the first step, on the gradient, after the update, at an
+eval, whether to stop. A plug-in is registered once (`register`), brings its settings (`config.Settings`) into every
+run's config and hash, and acts in every run that sets them, trained alone or stacked (`experiments.stacked` calls
+each run's plug-ins at the same points). The package's own: `experiments.perturb` (jitter, gradient noise),
+`experiments.qk_steering` (steering), `experiments.early_stop`.
 
-Speed defaults: torch's own thread count and OpenMP wait policy (the package sets neither; a sweep's single-thread
-workers wait passively, see `sweep`), and bf16 autocast only where the device computes bf16 natively; elsewhere it is
-emulated, several times slower than fp32, so the run trains in fp32 after a one-line warning. final.json records the
-threads, the wait policy and whether bf16 was used.
+Speed defaults: torch's own thread count and OpenMP wait policy (a sweep's single-thread workers wait passively), and
+bf16 autocast only where the device computes bf16 natively (`use_bf16`); final.json records all three.
 """
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import math
@@ -25,16 +26,17 @@ import platform
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, ClassVar, NamedTuple, Sequence
 
 import torch
 from tqdm.auto import tqdm
 
-from .checkpoint import (atomic_write_text, load_tensors, load_torch_dict, load_weights_into, save_model,
+from .checkpoint import (atomic_write_text, load_torch_dict, load_weights_into, save_model,
                          save_torch_dict)
-from .config import COMPILE_CHOICES, ConfigError, RunConfig
-from .data import TrainStream, exact_set_sizes, make_split
+from .config import COMPILE_CHOICES, ConfigError, RunConfig, load_builtin_interventions, register_settings
+from .data import TrainStream, exact_set_sizes, make_split, stream_chunk
 from .evaluation import evaluate
 from .loss import autocast_context, fused_loss
 from .model import initial_model
@@ -58,8 +60,23 @@ class Logged(NamedTuple):
 
 
 class Plugin:
-    """An experiment on the training loop, called at its named points; each does nothing unless overridden.
-    `counters` is the run's dict saved with every resume state (a plugin keeps its own entries there)."""
+    """An intervention on training, called at the loop's named points (each does nothing unless overridden), built for
+    every run, alone or stacked (`plugins_for`), with its settings from the run's config (`self.settings`: defaults,
+    with which it must do nothing, where the run does not set them). `counters`: the run's dict saved with every
+    resume state (a plug-in keeps its own entries there)."""
+
+    Settings: ClassVar[type | None] = None  # its settings (a `config.Settings` dataclass; None: it has none)
+    order: ClassVar[int] = 50  # where it acts among the plug-ins at the same point (lower first)
+
+    def __init__(self, config: RunConfig):
+        self.config = config
+        self.settings = config.interventions.of(self.Settings.name) if self.Settings is not None else None
+
+    @property
+    def acts_on_steps(self) -> bool:
+        """Whether it may act in `on_gradient` or `after_update` (a stack whose plug-ins do not is one CUDA graph)."""
+        cls = type(self)
+        return cls.on_gradient is not Plugin.on_gradient or cls.after_update is not Plugin.after_update
 
     def restore(self, state: dict) -> dict:
         """This plugin's counters, from a saved resume state (a fresh run's state: {})."""
@@ -88,6 +105,26 @@ class Plugin:
     def final_fields(self, counters: dict, last_step: int) -> dict:
         """What final.json says of this plugin's work (`last_step`: where training ended)."""
         return {}
+
+
+PLUGINS: list[type[Plugin]] = []  # every registered plug-in, in the order they act
+
+
+def register(plugin: type[Plugin]) -> type[Plugin]:
+    """Register a plug-in (a class decorator): its settings join every run's config (and so its hash), and every
+    run, trained alone, stacked or in a sweep, calls it."""
+    if plugin.Settings is not None:
+        register_settings(plugin.Settings)
+    if plugin not in PLUGINS:
+        PLUGINS.append(plugin)
+        PLUGINS.sort(key=lambda p: p.order)
+    return plugin
+
+
+def plugins_for(config: RunConfig) -> list[Plugin]:
+    """The plug-ins of one run, in the order they act."""
+    load_builtin_interventions()
+    return [plugin(config) for plugin in PLUGINS]
 
 
 def stop_now(plugins: Sequence[Plugin], counters: dict, step: int) -> bool:
@@ -142,40 +179,45 @@ def use_bf16(config: RunConfig, device: torch.device) -> bool:
     return False
 
 
-def make_optimizer(model: torch.nn.Module, config: RunConfig) -> torch.optim.AdamW:
+def optimizer_settings(config: RunConfig) -> dict:
+    """AdamW's settings of a run (a branch that changes them updates its optimizer's groups with these)."""
     t = config.train
-    return torch.optim.AdamW(model.parameters(), lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps,
-                             weight_decay=t.weight_decay)
+    return {"lr": t.lr, "betas": (t.beta1, t.beta2), "eps": t.eps, "weight_decay": t.weight_decay}
+
+
+def make_optimizer(parameters, config: RunConfig, **options) -> torch.optim.AdamW:
+    """The run's AdamW over a module's parameters (or an iterable of them); `options` as torch's (e.g. fused)."""
+    if isinstance(parameters, torch.nn.Module):
+        parameters = parameters.parameters()
+    return torch.optim.AdamW(parameters, **optimizer_settings(config), **options)
 
 
 def train_step(model, optimizer, tokens, answers, config: RunConfig, device: torch.device, bf16: bool | None = None,
                step: int | None = None, counters: dict | None = None, plugins: Sequence[Plugin] = ()) -> float:
-    """One eager optimizer step (the reference every faster path is tested against); with `step`, the plugins'
-    `on_gradient` and `after_update` around the update."""
-    loss = fused_loss(model, tokens, answers, config, device, bf16)
+    """One eager optimizer step (the reference every faster path is tested against)."""
+    return _step(model, optimizer, fused_loss(model, tokens, answers, config, device, bf16), step, counters, plugins)
+
+
+def _step(model, optimizer, loss, step: int | None, counters: dict | None, plugins: Sequence[Plugin]) -> float:
+    """The update from `loss`, with the plug-ins' `on_gradient` and `after_update` around it (a step without its
+    number, a benchmark's, runs none)."""
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    _update(model, optimizer, step, counters, plugins)
-    return loss.item()
-
-
-def _update(model, optimizer, step: int | None, counters: dict | None, plugins: Sequence[Plugin]) -> None:
-    active = plugins if step is not None else ()  # a step without its number (a benchmark) runs no plugin
+    active = plugins if step is not None else ()
     for plugin in active:
         plugin.on_gradient(model, step, counters)
     optimizer.step()
     for plugin in active:
         plugin.after_update(model, step, counters)
+    return loss.item()
 
 
 COMPILE_MIN_STEPS = 2_000  # below this, compiling (a few seconds, ~20 s with a cold cache) costs more than it saves
 
 
 def compile_wanted(setting: str, device: torch.device, steps: int) -> bool:
-    """Whether to compile the training step. 'auto': on a CPU at one thread, for a run of at least
-    `COMPILE_MIN_STEPS` steps: there `torch.compile` made the fused step about 1.4x faster (about 3 ms a step,
-    benchmarks/train_step.py); at two threads it was slower, and it has not been measured on a GPU, so there
-    'auto' stays eager."""
+    """Whether to compile the training step. 'auto': on a CPU at one thread, for a run of at least `COMPILE_MIN_STEPS`
+    steps (there about 1.4x faster, benchmarks/train_step.py; slower at two threads; not measured on a GPU)."""
     if setting not in COMPILE_CHOICES:
         raise ConfigError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {setting!r}")
     if setting == "auto":
@@ -221,11 +263,8 @@ class TrainingStep:
     def __call__(self, tokens, answers, step: int | None = None, counters: dict | None = None) -> float:
         if self._compiled_loss is not None:
             try:  # compilation happens at the first forward and backward; nothing is applied before step()
-                loss = self._compiled_loss(tokens, answers)
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                _update(self.model, self.optimizer, step, counters, self.plugins)
-                return loss.item()
+                return _step(self.model, self.optimizer, self._compiled_loss(tokens, answers), step, counters,
+                             self.plugins)
             except Exception as err:  # noqa: BLE001
                 self._fall_back(err)
         return train_step(self.model, self.optimizer, tokens, answers, self.config, self.device, self.bf16, step,
@@ -235,13 +274,12 @@ class TrainingStep:
 # ---------------------------------------------------------------------------- resume state
 # One dict saved and loaded together: the step, the counters, and the model and optimizer state dicts.
 RESUME_FILE = "state.pt"
-FLAT_RESUME_FILE = "state.safetensors"  # the earlier format (tensors flattened by name), still read
 
 
 def save_resume_state(run: Run, model, optimizer, step: int, extra: dict) -> None:
-    save_torch_dict({"step": step, **extra, "model": model.state_dict(), "optimizer": optimizer.state_dict()},
+    weights = {k: v.clone() for k, v in model.state_dict().items()}  # a stacked run's views: its slice, not the stack
+    save_torch_dict({"step": step, **extra, "model": weights, "optimizer": optimizer.state_dict()},
                     run.resume_dir / RESUME_FILE)
-    (run.resume_dir / FLAT_RESUME_FILE).unlink(missing_ok=True)  # a resumed older run's state, now stale
     # a readable copy of the counters, for people and `runs.continue_run`; the state file itself is the record
     atomic_write_text(run.resume_dir / "state.json", json.dumps({"step": step, **extra}))
 
@@ -250,27 +288,11 @@ def load_resume_state(run: Run, model, optimizer) -> dict | None:
     """Load the saved state into model and optimizer; returns the step and counters (None: nothing saved)."""
     path = run.resume_dir / RESUME_FILE
     if not path.is_file():
-        return _load_flat_resume_state(run, model, optimizer)
+        return None
     state = load_torch_dict(path)
     load_weights_into(model, state.pop("model"), path)
     optimizer.load_state_dict(state.pop("optimizer"))  # moves the moments to the parameters' device
     return state
-
-
-def _load_flat_resume_state(run: Run, model, optimizer) -> dict | None:
-    """Resume folders written before RESUME_FILE: state.json + model.* and optim.<param>.<key> tensors."""
-    info_path, tensor_path = run.resume_dir / "state.json", run.resume_dir / FLAT_RESUME_FILE
-    if not info_path.is_file():
-        return None
-    tensors = load_tensors(tensor_path)
-    load_weights_into(model, {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, tensor_path)
-    state = optimizer.state_dict()
-    for index, (name, _) in enumerate(model.named_parameters()):
-        keys = [k for k in tensors if k.startswith(f"optim.{name}.")]
-        if keys:
-            state["state"][index] = {k.rsplit(".", 1)[-1]: tensors[k] for k in keys}
-    optimizer.load_state_dict(state)
-    return json.loads(info_path.read_text())
 
 
 def last_saved_step(run: Run) -> int:
@@ -315,17 +337,13 @@ def append_metrics(path: Path, row: dict, columns: Sequence[str]) -> None:
 
 def cpu_name() -> str:
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+        return next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "cpu"
 
 
 def environment_info(device: torch.device) -> dict:
-    import transformer_lens  # noqa: F401  (version only)
-    from importlib.metadata import version
     try:
         done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
                               cwd=Path(__file__).parent)
@@ -340,17 +358,15 @@ def environment_info(device: torch.device) -> dict:
 
 
 # ---------------------------------------------------------------------------- the loop
-def train(config: RunConfig, run_dir: Path, logged: Logged, plugins: Sequence[Plugin] = (), device: str = "cpu",
-          progress: bool = True, keep_checkpoints: str = "all", compile: str = "auto", precision: str = "fp32",
-          make_loss: Callable | None = None) -> Run:
-    """Train (or resume) the run in `run_dir`, logging `logged` at every eval step, with `plugins`; returns the
-    finished Run.
-
-    `compile` ('auto', 'on', 'off'; see `compile_wanted`; with `make_loss`, the name of that compiled loss, recorded)
-    and `precision` ('fp32'; 'fp64', an exact-arithmetic reference, evaluated in fp32) change how the steps are
-    computed, never the run's config or hash; final.json records both. Gradients are switched on here, so a caller
-    that disabled them globally (an analysis notebook) can still train a missing run. Raises BusyError at once when
-    another process trains this run."""
+def fit(config: RunConfig, run_dir: Path, logged: Logged, device: str = "cpu", progress: bool = True,
+        keep_checkpoints: str = "all", compile: str = "auto", precision: str = "fp32",
+        make_loss: Callable | None = None, chunks: Callable = stream_chunk) -> Run:
+    """Train (or resume) the run in `run_dir`, logging `logged` at every eval step, with the registered plug-ins
+    (`plugins_for`); returns the finished Run. `compile` ('auto', 'on', 'off': `compile_wanted`; with `make_loss`, the
+    name of that compiled loss) and `precision` ('fp32'; 'fp64', a reference evaluated in fp32) change how steps are
+    computed, never the config or hash (final.json records both); `chunks` builds the same stream chunks as
+    `data.stream_chunk` (faster). Gradients are on here (a notebook that turned them off can still train a missing
+    run). Raises BusyError at once when another process trains this run."""
     if keep_checkpoints not in KEEP_CHOICES:
         raise ConfigError(f"keep_checkpoints must be one of {KEEP_CHOICES}, got {keep_checkpoints!r}")
     if precision not in PRECISIONS:
@@ -371,25 +387,26 @@ def train(config: RunConfig, run_dir: Path, logged: Logged, plugins: Sequence[Pl
         if precision == "fp64":
             model = model.double()  # before resuming: a saved fp64 state loads as fp64
         optimizer = make_optimizer(model, config)
+        plugins = plugins_for(config)
         start, counters = resume(run, model, optimizer, config, logged, plugins)
         if start and counters["precision"] != precision:
             raise ConfigError(f"{run.path} was trained in {counters['precision']} up to step {start}; resume it in"
                               f" that precision (or train {precision} into a new run folder)")
         counters["precision"] = precision
         step_fn = TrainingStep(model, optimizer, config, dev, bf16, compiled, make_loss, plugins)
-        last = _loop(config, run, model, optimizer, step_fn, start, counters, logged, plugins, dev, bf16,
+        stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed, chunks=chunks)
+        last = _loop(config, run, model, optimizer, step_fn, stream, start, counters, logged, plugins, dev, bf16,
                      keep_checkpoints, progress)
         finish_run(run, model, config, environment, counters, compile, plugins, last_step=last)
     return run
 
 
-def _loop(config: RunConfig, run: Run, model, optimizer, step_fn: TrainingStep, start: int, counters: dict,
-          logged: Logged, plugins: Sequence[Plugin], dev: torch.device, bf16: bool, keep_checkpoints: str,
-          progress: bool) -> int:
+def _loop(config: RunConfig, run: Run, model, optimizer, step_fn: TrainingStep, stream: TrainStream, start: int,
+          counters: dict, logged: Logged, plugins: Sequence[Plugin], dev: torch.device, bf16: bool,
+          keep_checkpoints: str, progress: bool) -> int:
     """Steps `start + 1` to the last (or to a plugin's stop); returns the last step trained."""
     for plugin in plugins:
         plugin.before_training(model, start, counters)
-    stream = TrainStream(config.task, config.train.batch_size, config.train.stream_seed)
     loss_sum, loss_count = 0.0, 0  # training loss averaged over the steps since the last eval row
     bar = tqdm(total=config.train.steps, initial=start, disable=not progress, desc=run.name, unit="step",
                mininterval=2.0, dynamic_ncols=True)
@@ -430,8 +447,7 @@ def _loop(config: RunConfig, run: Run, model, optimizer, step_fn: TrainingStep, 
 
 
 # ---------------------------------------------------------------------------- shared with stacked training
-# A run's folder is written by these alone, so a run trained alone or in a stack (`experiments.stacked`) has the same
-# files.
+# A run's folder is written by these alone: a run trained alone or in a stack (`experiments.stacked`) has the same files.
 def write_or_check_config(run: Run, config: RunConfig) -> None:
     """Under the run's lock: write config.json of a new run, refuse a folder holding another config."""
     run.check_config(config)
@@ -441,9 +457,8 @@ def write_or_check_config(run: Run, config: RunConfig) -> None:
 
 def resume(run: Run, model, optimizer, config: RunConfig, logged: Logged, plugins: Sequence[Plugin] = ()
            ) -> tuple[int, dict]:
-    """Load the saved state (if any) into model and optimizer and trim the metrics to it; returns the step
-    and the counters saved with every state (elapsed_s, bf16_steps, compiled_steps, stacked_steps, precision, and
-    the plugins' own)."""
+    """Load the saved state (if any) into model and optimizer and trim the metrics to it; returns the step and the
+    counters saved with every state (elapsed_s, bf16_steps, compiled_steps, stacked_steps, precision, plug-ins')."""
     state = load_resume_state(run, model, optimizer) or {"step": 0, "elapsed_s": 0.0, "bf16_steps": 0}
     start = state["step"]
     counters = {"elapsed_s": state["elapsed_s"],
@@ -470,10 +485,7 @@ def eval_row(model, config: RunConfig, dev: torch.device, bf16: bool, step: int,
 
 def in_fp32(model):
     """The model itself, or an fp32 copy of an fp64 one (evaluation and the saved models are fp32)."""
-    if next(model.parameters()).dtype != torch.float64:
-        return model
-    import copy
-    return copy.deepcopy(model).float()
+    return model if next(model.parameters()).dtype != torch.float64 else copy.deepcopy(model).float()
 
 
 def save_eval_step(run: Run, model, optimizer, row: dict, counters: dict, keep_checkpoints: str, logged: Logged,

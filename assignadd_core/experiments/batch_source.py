@@ -1,5 +1,5 @@
 """The batches of a stack's runs, step by step: each run's own `data.TrainStream` (a pure function of its seed and
-the step), stacked on a leading run axis. With `workers` > 0 the next chunks of every stream are built ahead in
+the step, its chunks built by `fast_data`), stacked on a leading run axis. With `workers` > 0 the next chunks of every stream are built ahead in
 worker processes while the device trains (`data_prefetch`); the batches are the same either way."""
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import torch
 
 from ..core.config import RunConfig
 from ..core.data import TrainStream
+from .fast_data import stream_chunk
 
 
 class BatchSource:
@@ -14,7 +15,8 @@ class BatchSource:
     drops the streams of runs that left the stack; `close()` stops the workers (if any)."""
 
     def __init__(self, configs: list[RunConfig], start: int, workers: int = 0):
-        self.streams = [TrainStream(c.task, c.train.batch_size, c.train.stream_seed) for c in configs]
+        self.streams = [TrainStream(c.task, c.train.batch_size, c.train.stream_seed, chunks=stream_chunk)
+                        for c in configs]
         self.prefetcher = None
         if workers > 0:
             from .data_prefetch import ChunkPrefetcher

@@ -1,6 +1,6 @@
 """The training batches of K streams (`data.TrainStream`), built ahead in worker processes while the device trains.
 
-Each stream's chunk (`data.stream_chunk`: `chunk_steps` batches) is built by one task in a worker, which writes it
+Each stream's chunk (`fast_data.stream_chunk`: `chunk_steps` batches) is built by one task in a worker, which writes it
 into a ring of buffers shared with this process (anonymous shared memory, inherited by the forked workers): the
 chunk being read, the one before it (its batches may still be in use) and `ahead` chunks being built. A batch is
 a view of the ring, [K, B, n] and contiguous: nothing is copied per step unless a stream was dropped. Tokens and
@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from ..core.config import ConfigError
-from ..core.data import TrainStream, compact_dtype, stream_chunk
+from ..core.data import TrainStream, compact_dtype
+from .fast_data import stream_chunk
 
 # Per process: the prefetchers' shared rings and streams by id, set before the workers are forked (they inherit it).
 _RINGS: dict[int, tuple[list[TrainStream], torch.Tensor, torch.Tensor]] = {}

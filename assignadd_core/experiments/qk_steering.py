@@ -1,6 +1,6 @@
 """C10's causal test: steer the identity component of every layer-2 QK update in a window of steps, fixed
-(`TrainConfig.steer_from`, `steer_to`) or started by a trigger (`steer_trigger`, `steer_window`), with
-`steer_share` and `steer_direction` (or `steer_sham`).
+(`steer_from`, `steer_to`) or started by a trigger (`steer_trigger`, `steer_window`), with `steer_share` and
+`steer_direction` (or `steer_sham`): the plug-in `Steering` and its settings (`SteeringSettings`).
 
 The identity direction. With U the variable copies (`measures.variable_copies`: u_v = W_E[v] OV1, what layer 1
 writes for variable v), a change Δ of W_QK2 = W_Q2 W_K2ᵀ changes the 12 × 12 variable QK map by U Δ Uᵀ. Its
@@ -53,7 +53,7 @@ for all 144 entries needed changes of W_Q2 a hundred times its norm, which broke
 The trigger. With `steer_trigger` > 0, the first eval step at which measure 5 (layer 1 copies the variables)
 reaches it is recorded in the run's counters (`record_trigger`: saved with the resume state, so a resumed run
 keeps it, and in final.json as `steer_started_after`); the steps after it, `steer_window` of them, are steered.
-Direction "none" (the twin) records the trigger and steers nothing. An early stop (`training.EarlyStop`) waits for
+Direction "none" (the twin) records the trigger and steers nothing. An early stop (`early_stop.EarlyStop`) waits for
 the window's end (`pending`).
 
 A steered run is a pure function of its config like any other (reruns are bit-identical on CPU, a resumed run
@@ -63,33 +63,134 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
 
+from ..core import trainer
+from ..core.config import ConfigError, RunConfig, Settings
 from ..measure import roles
-from ..core.config import RunConfig
 from ..measure.measures import variable_copies
 from .perturb import stream_generator
 
 _SHAM_STREAM = 3  # beside perturb's jitter (1) and gradient-noise (2) streams of the same seed
 TRIGGER_KEY = "steer_started_after"  # the counter (and final.json field) of the trigger's eval step
+# What a steering changes (`steer`): the identity direction, the sham that pairs the wrong variables, the random sham
+# (stored as steer_sham), or nothing (the twin of a triggered steering).
+STEER_DIRECTIONS = ("identity", "wrong_pairs", "random", "none")
+STEER_WRITES = ("exact", "smallest", "hold", "clamp")  # how a steering's change is written into W_Q2 (`steer`)
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+def _real(value) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+
+@dataclass(frozen=True)
+class SteeringSettings(Settings):
+    """In the updates of steps steer_from..steer_to (0: none), the component of the layer-2 QK update along the
+    identity direction is set to steer_share x the update's norm (0 removes it); steer_sham: along a fixed random
+    direction orthogonal to it instead (drawn from perturb_seed), the control. Or steering that starts on a trigger:
+    after the first eval at which measure 5 (layer 1 copies) reaches steer_trigger (0: no trigger), for the next
+    steer_window steps. steer_direction (STEER_DIRECTIONS) is what is steered: "identity"; "wrong_pairs", the sham in
+    the identity's subspace that pairs each variable with another; "random" (stored as steer_sham, its first
+    spelling); "none", the twin: nothing is changed, but the trigger is recorded and an early stop waits for the
+    window's end, as in the steered arms. steer_write (STEER_WRITES) is how the change is written into W_Q2 (the
+    module's text: "exact", "smallest", "hold", "clamp")."""
+
+    name = "steering"
+    steer_from: int = 0
+    steer_to: int = 0
+    steer_share: float = 0.0
+    steer_sham: bool = False
+    steer_trigger: float = 0.0
+    steer_window: int = 0
+    steer_direction: str = "identity"
+    steer_write: str = "exact"
+
+    def __post_init__(self) -> None:
+        for name in ("steer_from", "steer_to"):
+            value = getattr(self, name)
+            _check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+                   f"{name} must be an integer >= 0, got {value!r}")
+        _check(0 <= _real(self.steer_share) < math.inf,
+               f"steer_share must be a finite number >= 0, got {self.steer_share!r}")
+        _check(isinstance(self.steer_sham, bool), f"steer_sham must be true or false, got {self.steer_sham!r}")
+        _check(0 <= _real(self.steer_trigger) <= 1,
+               f"steer_trigger must lie in [0, 1] (a measure-5 level; 0: no trigger), got {self.steer_trigger!r}")
+        _check(isinstance(self.steer_window, int) and not isinstance(self.steer_window, bool)
+               and self.steer_window >= 0, f"steer_window must be an integer >= 0, got {self.steer_window!r}")
+        _check(self.steer_direction in STEER_DIRECTIONS,
+               f"steer_direction must be one of {', '.join(STEER_DIRECTIONS)}, got {self.steer_direction!r}")
+        _check(self.steer_write in STEER_WRITES,
+               f"steer_write must be one of {', '.join(STEER_WRITES)}, got {self.steer_write!r}")
+        _check(self.steer_write != "clamp" or (_real(self.steer_share) > 0
+                                               and self.steer_direction in ("identity", "wrong_pairs")
+                                               and not self.steer_sham),
+               "steer_write 'clamp' keeps a pairing's entries (identity or wrong_pairs) above the rest of their rows"
+               " by the margin steer_share > 0 (in the lookup's score units),"
+               f" got steer_direction {self.steer_direction!r}, steer_share {self.steer_share!r}")
+        _check(self.steer_write != "hold" or (_real(self.steer_share) == 0
+                                              and self.steer_direction in ("identity", "wrong_pairs", "none")
+                                              and not self.steer_sham),
+               "steer_write 'hold' holds a pairing's contrasts (identity or wrong_pairs) at steer_share 0,"
+               f" got steer_direction {self.steer_direction!r}, steer_share {self.steer_share!r}")
+        if self.steer_to:
+            _check(1 <= self.steer_from <= self.steer_to,
+                   f"steering needs 1 <= steer_from <= steer_to <= steps, got {self.steer_from}..{self.steer_to}")
+        if self.steer_trigger:
+            _check(not self.steer_to, "steer_trigger and steer_from/steer_to exclude each other: a steering window"
+                                      " is either triggered or fixed")
+            _check(self.steer_window >= 1, f"a triggered steering needs steer_window >= 1, got {self.steer_window}")
+        _check(not (self.steer_sham and self.steer_direction not in ("identity", "random")),
+               f"steer_sham is the random direction; it excludes steer_direction {self.steer_direction!r}")
+        if self.steer_direction == "random":  # one spelling per config: the sham's first (its runs keep their hashes)
+            object.__setattr__(self, "steer_sham", True)
+            object.__setattr__(self, "steer_direction", "identity")
+        # Settings that do nothing take their defaults: an unsteered run has one config and one hash.
+        if not self.steered:
+            for name, default in (("steer_from", 0), ("steer_share", 0.0), ("steer_sham", False),
+                                  ("steer_trigger", 0.0), ("steer_window", 0), ("steer_direction", "identity"),
+                                  ("steer_write", "exact")):
+                object.__setattr__(self, name, default)
+        else:
+            object.__setattr__(self, "steer_trigger", float(self.steer_trigger))
+            object.__setattr__(self, "steer_share", 0.0 if self.steer_direction == "none" else float(self.steer_share))
+            if self.steer_direction == "none":  # nothing is written
+                object.__setattr__(self, "steer_write", "exact")
+
+    def settle(self, config: RunConfig) -> "SteeringSettings":
+        _check(self.steer_to <= config.train.steps,
+               f"steering needs 1 <= steer_from <= steer_to <= steps ({config.train.steps}),"
+               f" got {self.steer_from}..{self.steer_to}")
+        return self
+
+    @property
+    def steered(self) -> bool:
+        """Whether the run asks for steering: a fixed or a triggered window (the "none" twin too: its early stop
+        waits for the window's end)."""
+        return self.steer_to > 0 or self.steer_trigger > 0
 
 
 def window(config: RunConfig, counters: dict | None = None) -> tuple[int, int] | None:
     """The steps steered, (first, last): the fixed window, or the `steer_window` steps after the recorded trigger
     (None: no steering asked for, or a trigger not reached yet)."""
-    t = config.train
-    if t.steer_to > 0:
-        return t.steer_from, t.steer_to
-    after = (counters or {}).get(TRIGGER_KEY) if t.steer_trigger > 0 else None
-    return None if after is None else (after + 1, min(after + t.steer_window, t.steps))
+    s = config.interventions
+    if s.steer_to > 0:
+        return s.steer_from, s.steer_to
+    after = (counters or {}).get(TRIGGER_KEY) if s.steer_trigger > 0 else None
+    return None if after is None else (after + 1, min(after + s.steer_window, config.train.steps))
 
 
 def due(config: RunConfig, step: int | None, counters: dict | None = None) -> bool:
     """Whether step `step`'s update is steered (`counters`: the run's, which hold a triggered window's start)."""
     steps = window(config, counters)
-    return step is not None and steps is not None and config.train.steer_direction != "none" and \
+    return step is not None and steps is not None and config.interventions.steer_direction != "none" and \
         steps[0] <= step <= steps[1]
 
 
@@ -102,19 +203,19 @@ def pending(config: RunConfig, counters: dict, step: int) -> bool:
 
 def record_trigger(config: RunConfig, counters: dict, row: dict) -> None:
     """At an eval row: the first whose measure 5 reaches `steer_trigger` starts the window after its step."""
-    level = config.train.steer_trigger
+    level = config.interventions.steer_trigger
     if level > 0 and counters.get(TRIGGER_KEY) is None and row["m5_l1_value_prev_token"] >= level:
         counters[TRIGGER_KEY] = int(row["step"])
 
 
 def saved_counters(config: RunConfig, state: dict) -> dict:
     """The trigger's counter of a triggered run, from its saved state (None: not reached), else nothing."""
-    return {TRIGGER_KEY: state.get(TRIGGER_KEY)} if config.train.steer_trigger > 0 else {}
+    return {TRIGGER_KEY: state.get(TRIGGER_KEY)} if config.interventions.steer_trigger > 0 else {}
 
 
 def final_fields(config: RunConfig, counters: dict) -> dict:
     """What final.json says of a triggered steering: the trigger's eval step (null: never reached)."""
-    return {TRIGGER_KEY: counters.get(TRIGGER_KEY)} if config.train.steer_trigger > 0 else {}
+    return {TRIGGER_KEY: counters.get(TRIGGER_KEY)} if config.interventions.steer_trigger > 0 else {}
 
 
 def qk2(model) -> torch.Tensor:
@@ -165,7 +266,7 @@ def _sham_draw(perturb_seed: int, d: int) -> torch.Tensor:
 
 def sham_direction(config: RunConfig, identity: torch.Tensor) -> torch.Tensor:
     """A fixed random unit direction (drawn from `perturb_seed`), made orthogonal to `identity` at this step."""
-    raw = _sham_draw(config.train.perturb_seed, identity.shape[0]).to(identity.device)
+    raw = _sham_draw(config.interventions.perturb_seed, identity.shape[0]).to(identity.device)
     raw = raw - (raw * identity).sum() * identity
     return raw / raw.norm()
 
@@ -195,7 +296,7 @@ def row_contrast_matrices(copies: torch.Tensor, pairing: list[int]) -> torch.Ten
 
 
 def hold_pairing(config: RunConfig, n: int) -> list[int]:
-    return wrong_pairing(n) if config.train.steer_direction == "wrong_pairs" else list(range(n))
+    return wrong_pairing(n) if config.interventions.steer_direction == "wrong_pairs" else list(range(n))
 
 
 @torch.no_grad()
@@ -240,10 +341,10 @@ def clamp_rows(model, config: RunConfig) -> float:
         rivals = scores.clone()
         rivals[rows, pairing] = float("-inf")
         rival = rivals.max(-1)
-        short = config.train.steer_share - (scores[rows, pairing] - rival.values)
+        short = config.interventions.steer_share - (scores[rows, pairing] - rival.values)
         first = float(short.clamp(min=0).max()) if first is None else first
         chosen = short.argsort()[:rows_clamped(n)] if chosen is None else chosen  # the rows nearest the margin
-        todo = chosen[short[chosen] > 1e-9 * config.train.steer_share]
+        todo = chosen[short[chosen] > 1e-9 * config.interventions.steer_share]
         if len(todo) == 0:
             break
         # row v's margin moves by ⟨X, u_vᵀ (u_π(v) − u_rival) W_K⟩ · scale: the smallest X that closes each
@@ -261,25 +362,25 @@ def steer(model, config: RunConfig, before: Before) -> float:
     × a size: the update's norm ("exact" write), or the norm of the change of W_QK2 that W_Q2's own step made, W_K2
     held ("smallest" write: a size the steering's own changes of W_Q2 do not feed back into). Returns the
     coefficient c added along the direction (the "hold" write: the largest change it made to a row's contrast)."""
-    if config.train.steer_write == "clamp":
+    if config.interventions.steer_write == "clamp":
         return clamp_rows(model, config)
-    if config.train.steer_write == "hold":
+    if config.interventions.steer_write == "hold":
         before_rows = torch.einsum("ij,vij->v", qk2(model), row_contrast_matrices(
             variable_copies(model).detach().double(), hold_pairing(config, before.copies.shape[0])))
         return float((hold_rows(model, config, before) - before_rows).abs().max())
     identity = identity_direction(model)
-    if config.train.steer_sham:
+    if config.interventions.steer_sham:
         direction = sham_direction(config, identity)
-    elif config.train.steer_direction == "wrong_pairs":
+    elif config.interventions.steer_direction == "wrong_pairs":
         direction = wrong_pairs_direction(model, identity)
     else:
         direction = identity
     attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
     w_k = attn.W_K[h].double()
     update = qk2(model) - before.qk
-    smallest = config.train.steer_write == "smallest"
+    smallest = config.interventions.steer_write == "smallest"
     size = (attn.W_Q[h].double() - before.w_q) @ w_k.T if smallest else update
-    c = config.train.steer_share * float(size.norm()) - float((update * direction).sum())
+    c = config.interventions.steer_share * float(size.norm()) - float((update * direction).sum())
     if smallest:
         # the smallest X with ⟨X W_Kᵀ, direction⟩ = c (and, for a sham, ⟨X W_Kᵀ, D⟩ = 0): X in the span of
         # direction W_K (and D W_K), from their Gram matrix; no inverse of W_K
@@ -292,3 +393,37 @@ def steer(model, config: RunConfig, before: Before) -> float:
         change = torch.linalg.lstsq(w_k, (c * direction).T).solution.T
     attn.W_Q[h] += change.to(attn.W_Q.dtype)
     return c
+
+
+@trainer.register
+class Steering(trainer.Plugin):
+    Settings = SteeringSettings
+    order = 20  # after the gradient noise; its change of W_Q2 before a jitter after the same step
+
+    def __init__(self, config: RunConfig):
+        super().__init__(config)
+        self.before = None
+
+    @property
+    def acts_on_steps(self) -> bool:
+        return self.settings.steered and self.settings.steer_direction != "none"
+
+    def restore(self, state):
+        return saved_counters(self.config, state)  # a triggered window's start (None: not reached yet)
+
+    def on_gradient(self, model, step, counters):
+        self.before = snapshot(model) if due(self.config, step, counters) else None
+
+    def after_update(self, model, step, counters):
+        if self.before is not None:
+            steer(model, self.config, self.before)
+            self.before = None
+
+    def at_eval(self, row, counters):
+        record_trigger(self.config, counters, row)
+
+    def holds_back(self, counters, step):
+        return pending(self.config, counters, step)
+
+    def final_fields(self, counters, last_step):
+        return final_fields(self.config, counters)

@@ -54,8 +54,13 @@ EDITS = {  # named by the paper's layers: the copy head is layer 1, the lookup h
 def changed_settings(old: RunConfig, new: RunConfig) -> dict:
     """{'section.field': [old, new]} for every setting that differs (train.steps included)."""
     a, b = old.to_dict(), new.to_dict()
-    return {f"{section}.{key}": [a[section][key], b[section][key]]
-            for section in a for key in a[section] if a[section][key] != b[section][key]}
+
+    def value(config: RunConfig, data: dict, section: str, key: str):  # an intervention's default is not written
+        return data[section][key] if key in data[section] else getattr(config.interventions, key)
+
+    pairs = {f"{section}.{key}": [value(old, a, section, key), value(new, b, section, key)]
+             for section in a for key in {**a[section], **b[section]}}
+    return {key: pair for key, pair in pairs.items() if pair[0] != pair[1]}
 
 
 def branch(source: Run, name: str, config: RunConfig, edit: str | None = None, root: Path | None = None) -> Run:
@@ -63,7 +68,7 @@ def branch(source: Run, name: str, config: RunConfig, edit: str | None = None, r
     `runs.train_or_load(config, name)` then trains it on. An existing branch with the same config is returned as
     it is (its training may be under way or done)."""
     from ..core.model import initial_model
-    from ..core.trainer import load_resume_state, make_optimizer, save_resume_state
+    from ..core.trainer import load_resume_state, make_optimizer, optimizer_settings, save_resume_state
     target = Run(run_path(name, root))
     if target.exists():
         target.check_config(config, "pick another branch name")
@@ -83,8 +88,7 @@ def branch(source: Run, name: str, config: RunConfig, edit: str | None = None, r
     if config.train.steps <= step:
         raise ConfigError(f"{name}: train.steps ({config.train.steps}) must go beyond the branch point ({step})")
     for group in optimizer.param_groups:  # the branch's optimizer settings from its first step on
-        group.update(lr=config.train.lr, weight_decay=config.train.weight_decay,
-                     betas=(config.train.beta1, config.train.beta2), eps=config.train.eps)
+        group.update(optimizer_settings(config))
     if edit is not None:
         EDITS[edit](model, optimizer)
     target.path.mkdir(parents=True)

@@ -19,7 +19,8 @@ from torch.func import functional_call, vmap
 from ..measure import roles
 from ..core.config import RunConfig
 from ..core.data import POOL_NAMES, Vocab, eval_pools
-from ..measure.measures import MEASURE_NAMES, measurement_batch, operand_pairs, probe_accuracy, value_positions
+from ..measure.measures import (MEASURE_NAMES, fused_forward, measurement_batch, operand_pairs, probe_accuracy,
+                                value_positions)
 from ..core.model import AssignAddTransformer
 
 PROBE = MEASURE_NAMES[-1]
@@ -73,7 +74,7 @@ def _weight_measures(model):
 
 
 def _activations(model, tokens):
-    out = model.fused_forward(tokens)
+    out = fused_forward(model, tokens)
     return out.pattern1.float(), out.pattern2.float(), out.resid_mid0.float()
 
 

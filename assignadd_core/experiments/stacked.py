@@ -4,10 +4,11 @@ Runs may share a stack when they have the same parameter shapes, optimizer setti
 (`STACK_FIELDS`); everything else (seeds, init and data seeds, f, r, the split) is per run. Each step
 `torch.func.vmap` runs the trainer's own loss (`loss.fused_loss`) over the K weight sets at once (one
 batched kernel per operation instead of K small ones), and one AdamW updates the stacked weights: AdamW is
-elementwise, so that is K separate AdamW runs with their own moments. Each run keeps its own data stream and
-its own folder: at an eval step its weights and optimizer moments are copied into an ordinary model and
-AdamW, and the trainer's own code (`trainer.eval_row`, `save_eval_step`, `finish_run`) writes its metrics,
-checkpoint and resume state, so each folder is what training it alone writes (final.json adds `stacked`).
+elementwise, so that is K separate AdamW runs with their own moments. Each run keeps its own data stream, its own
+plug-ins (called at the trainer's named points on the run's own model, whose weights are views of its slice of the
+stack: `_RunPlugins`) and its own folder: at an eval step its optimizer moments are copied into an ordinary AdamW,
+and the trainer's own code (`trainer.eval_row`, `save_eval_step`, `finish_run`) writes its metrics, checkpoint and
+resume state, so each folder is what training it alone writes (final.json adds `stacked`).
 
 Eager, a stacked run is bit-identical to the same run alone on CPU (the batched kernels compute each run's
 numbers as the single ones do; tests/test_stacked.py checks metrics and weights). Compiled, it rounds
@@ -31,14 +32,13 @@ from torch import nn
 from torch.func import functional_call, vmap
 from tqdm.auto import tqdm
 
-from . import qk_steering, training
+from . import training
 from ..analysis.quantities import LOGGED
 from ..core import trainer
 from ..core.config import ConfigError, RunConfig
 from ..core.data import make_split
 from ..core.loss import autocast_context, fused_loss
 from ..core.model import AssignAddTransformer, initial_model
-from .perturb import add_relative_noise, noise_generator, nudge, nudge_due
 from .batch_source import BatchSource
 from ..core.run_folder import Run
 from .stack_eval import StackEvaluator, batched
@@ -53,12 +53,6 @@ def stack_key(config: RunConfig) -> tuple:
     """Runs whose configs have equal keys can be trained in one stack."""
     return tuple(getattr(getattr(config, section), name) for section, name in
                  (field.split(".") for field in STACK_FIELDS))
-
-
-def stackable(config: RunConfig) -> bool:
-    """Every run can share a stack: a nudge, gradient noise, steering and stopping once composed are applied per
-    run inside the stack (`_PerRun`), as the single-run trainer applies them."""
-    return True
 
 
 def check_stackable(configs: list[RunConfig]) -> None:
@@ -104,11 +98,12 @@ class Stack(nn.Module):
     def forward(self, tokens, answers):
         return vmap(self._one)(tuple(self.weights), tokens, answers)
 
-    @torch.no_grad()
-    def copy_to(self, k: int, model: nn.Module) -> None:
-        """Run k's weights into an ordinary model."""
-        for p, w in zip(model.parameters(), self.weights):
-            p.copy_(w[k])
+    def tie(self, models: list[nn.Module]) -> None:
+        """Each run's own model from now on holds views of its slice of the stacked weights (its plug-ins, its
+        evaluation and its saved files read and write the stack itself)."""
+        for k, model in enumerate(models):
+            for p, w in zip(model.parameters(), self.weights):
+                p.data = w.data[k]
 
 
 def stack_optimizer_state(optimizers: list[torch.optim.Optimizer], stacked: torch.optim.Optimizer) -> None:
@@ -128,62 +123,42 @@ def unstack_optimizer_states(stacked: torch.optim.Optimizer, optimizers: list[to
         optimizer.load_state_dict({"state": state, "param_groups": optimizer.state_dict()["param_groups"]})
 
 
-class _PerRun:
-    """What the single-run trainer does to one run around its optimizer step, done to each run of the stack on its
-    own slice of the stacked weights (through an ordinary model of that run, `models[k]`): the gradient noise
-    before the update, the steering around it, a nudge after it. The same functions on the same numbers as
-    `trainer.train_step` and the loop, so a perturbed or steered run in a stack is the run alone."""
+class _RunPlugins:
+    """Each run's plug-ins, called at the step's named points as the single-run trainer calls them (`trainer._step`),
+    on the run's own model: its weights are views of its slice of the stack (`Stack.tie`), and its gradients are
+    pointed at its slice of the stack's gradients first. The same calls on the same numbers, so a run in a stack is
+    the run alone. Only the runs whose plug-ins act on steps are visited."""
 
-    def __init__(self, stack: "Stack", configs: list[RunConfig], models: list[AssignAddTransformer],
+    def __init__(self, stack: "Stack", models: list[AssignAddTransformer], plugins: list[list[trainer.Plugin]],
                  counters: list[dict]):
-        self.stack, self.configs, self.models, self.counters = stack, configs, models, counters
+        self.stack, self.models, self.plugins, self.counters = stack, models, plugins, counters
+        self.acting = [k for k, own in enumerate(plugins) if any(p.acts_on_steps for p in own)]
 
-    def active(self) -> bool:
-        """Whether any run needs per-step work beyond the stacked step (then the step cannot be a CUDA graph)."""
-        return any(c.train.grad_noise > 0 or c.train.steered or (c.train.jitter > 0 and c.train.jitter_step > 0)
-                   for c in self.configs)
+    def on_gradient(self, step: int) -> None:
+        for k in self.acting:
+            model = self.models[k]
+            for p, w in zip(model.parameters(), self.stack.weights):
+                p.grad = None if w.grad is None else w.grad[k]
+            for plugin in self.plugins[k]:
+                plugin.on_gradient(model, step, self.counters[k])
+            model.zero_grad(set_to_none=True)
 
-    def _view(self, k: int) -> AssignAddTransformer:
-        self.stack.copy_to(k, self.models[k])
-        return self.models[k]
-
-    @torch.no_grad()
-    def _write_back(self, k: int) -> None:
-        for w, p in zip(self.stack.weights, self.models[k].parameters()):
-            w[k].copy_(p)
-
-    def before_update(self, step: int) -> dict:
-        """Gradient noise into each run's gradient slice; each steered run's W_QK2 before the update."""
-        before = {}
-        for k, config in enumerate(self.configs):
-            if config.train.grad_noise > 0:
-                add_relative_noise([w.grad[k] for w in self.stack.weights], config.train.grad_noise,
-                                   noise_generator(config, step))
-            if qk_steering.due(config, step, self.counters[k]):
-                before[k] = qk_steering.snapshot(self._view(k))
-        return before
-
-    def after_update(self, step: int, before: dict) -> None:
-        for k, config in enumerate(self.configs):
-            steered, nudged = k in before, nudge_due(config, step)
-            if steered or nudged:
-                model = self._view(k)
-                if steered:
-                    qk_steering.steer(model, config, before[k])
-                if nudged:
-                    nudge(model, config)
-                self._write_back(k)
+    def after_update(self, step: int) -> None:
+        for k in self.acting:
+            for plugin in self.plugins[k]:
+                plugin.after_update(self.models[k], step, self.counters[k])
 
 
 class StackedStep(trainer.TrainingStep):
     """`step(tokens [K, B, n], answers [K, B], step)`: one AdamW step of every run of the stack, eager or compiled as
-    `trainer.TrainingStep` (same fallback to eager with one line), with each run's own perturbations (`_PerRun`).
-    The K losses are added into `loss_sums` (float64, on the device: no synchronisation per step)."""
+    `trainer.TrainingStep` (same fallback to eager with one line), with each run's own plug-ins (`runs`: a
+    `_RunPlugins`; None: none, as in a benchmark). The K losses are added into `loss_sums` (float64, on the device: no
+    synchronisation per step)."""
 
     def __init__(self, stack: "Stack", optimizer, config: RunConfig, device: torch.device, bf16: bool,
-                 compiled: bool, per_run: _PerRun):
+                 compiled: bool, runs: _RunPlugins | None = None):
         super().__init__(stack, optimizer, config, device, bf16, compiled)
-        self.per_run = per_run
+        self.runs = runs
         self.loss_sums = torch.zeros(len(stack), dtype=torch.float64, device=device)
 
     def _loss(self, tokens, answers):
@@ -200,10 +175,11 @@ class StackedStep(trainer.TrainingStep):
     def _apply(self, losses, step) -> None:
         self.optimizer.zero_grad(set_to_none=True)
         losses.sum().backward()  # each run's weights get exactly the gradient of its own loss
-        before = self.per_run.before_update(step) if step is not None else {}
+        if step is not None and self.runs is not None:
+            self.runs.on_gradient(step)
         self.optimizer.step()
-        if step is not None:
-            self.per_run.after_update(step, before)
+        if step is not None and self.runs is not None:
+            self.runs.after_update(step)
         self.loss_sums += losses.detach().double()
 
 
@@ -211,8 +187,8 @@ class GraphedStep:
     """The stacked step as one CUDA graph: forward, backward and a fused, capturable AdamW replayed with one launch,
     the batch copied into fixed input tensors first and the losses summed on the device (read at eval steps only).
     Three warm-up steps run before the capture (CUDA graphs need them) and are undone: the weights and moments are
-    restored, so the run is trained from exactly its state. For stacks whose runs need per-step work on the host
-    (gradient noise, steering, a nudge after step 0) the eager `StackedStep` is used instead."""
+    restored, so the run is trained from exactly its state. For stacks whose runs' plug-ins act on steps (gradient
+    noise, steering, a jitter after step 0) the eager `StackedStep` is used instead."""
 
     compiled = False
 
@@ -285,12 +261,8 @@ def _restore(stack, optimizer, saved) -> None:
 
 
 def make_stack_optimizer(stack: "Stack", config: RunConfig, graphed: bool) -> torch.optim.AdamW:
-    """AdamW over the stacked weights (the trainer's settings); on a CUDA graph fused and capturable."""
-    if not graphed:
-        return trainer.make_optimizer(stack.weights, config)
-    t = config.train
-    return torch.optim.AdamW(stack.weights.parameters(), lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps,
-                             weight_decay=t.weight_decay, fused=True, capturable=True)
+    """The trainer's AdamW over the stacked weights; on a CUDA graph fused and capturable."""
+    return trainer.make_optimizer(stack.weights, config, **({"fused": True, "capturable": True} if graphed else {}))
 
 
 # ---------------------------------------------------------------------------- training
@@ -355,17 +327,18 @@ class _Options(NamedTuple):
 
 
 class _Group:
-    """The runs training together now: their configs, folders, ordinary models (for saving and per-run work),
-    own AdamWs (for saving), counters and data streams; `drop` removes finished runs from every list at once."""
+    """The runs training together now: their configs, folders, ordinary models (for saving, evaluation and their
+    plug-ins), own AdamWs (for saving), counters and plug-ins; `keep` keeps some runs in every list at once."""
 
-    def __init__(self, configs, runs, models, optimizers, counters):
-        self.configs, self.runs, self.models, self.optimizers, self.counters = configs, runs, models, optimizers, counters
+    def __init__(self, configs, runs, models, optimizers, counters, plugins):
+        self.configs, self.runs, self.models, self.optimizers = configs, runs, models, optimizers
+        self.counters, self.plugins = counters, plugins
 
     def __len__(self) -> int:
         return len(self.runs)
 
     def keep(self, indices: list[int]) -> None:
-        for name in ("configs", "runs", "models", "optimizers", "counters"):
+        for name in ("configs", "runs", "models", "optimizers", "counters", "plugins"):
             setattr(self, name, [getattr(self, name)[i] for i in indices])
 
 
@@ -375,12 +348,13 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
     config = configs[0]
     models = [initial_model(c).to(dev) for c in configs]
     optimizers = [trainer.make_optimizer(m, c) for m, c in zip(models, configs)]
-    resumed = [trainer.resume(run, m, o, c, LOGGED, training.plugins_for(c))
-               for run, m, o, c in zip(runs, models, optimizers, configs)]
+    plugins = [trainer.plugins_for(c) for c in configs]
+    resumed = [trainer.resume(run, m, o, c, LOGGED, own)
+               for run, m, o, c, own in zip(runs, models, optimizers, configs, plugins)]
     start = resumed[0][0]
-    group = _Group(list(configs), list(runs), models, optimizers, [c for _, c in resumed])
-    for c, model, counters in zip(group.configs, group.models, group.counters):
-        for plugin in training.plugins_for(c):  # a nudged run is a run with other initial weights
+    group = _Group(list(configs), list(runs), models, optimizers, [c for _, c in resumed], plugins)
+    for own, model, counters in zip(group.plugins, group.models, group.counters):
+        for plugin in own:  # e.g. a jittered run is a run with other initial weights
             plugin.before_training(model, start, counters)
     _finish_decided(group, start, environment, options)  # stopped once composed, killed before finishing
     if not len(group):
@@ -419,12 +393,11 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
             for i, row in enumerate(rows):
                 counters = group.counters[i]
                 counters["elapsed_s"] += now - tic
-                plugins = training.plugins_for(group.configs[i])
-                for plugin in plugins:
+                for plugin in group.plugins[i]:
                     plugin.at_eval(row, counters)  # before the state is saved, as a run alone
-                if trainer.stop_now(plugins, counters, step):
+                if trainer.stop_now(group.plugins[i], counters, step):
                     finished.append(i)
-            # the runs' own models and AdamWs are brought up to date only when something reads them
+            # the runs' own AdamWs are brought up to date only when something reads them
             if save_state or finished or options.keep_checkpoints == "all":
                 trainer_state.sync_runs(group)
             for run, model, own, row, counters in zip(group.runs, group.models, group.optimizers, rows,
@@ -438,8 +411,7 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
             if finished:
                 for i in finished:
                     trainer.finish_run(group.runs[i], group.models[i], group.configs[i], environment, group.counters[i],
-                                       options.compile, training.plugins_for(group.configs[i]), stacked=len(group),
-                                       last_step=step)
+                                       options.compile, group.plugins[i], stacked=len(group), last_step=step)
                 group.keep([i for i in range(len(group)) if i not in finished])
                 source.keep([i for i in range(len(source)) if i not in finished])
                 if not len(group):
@@ -456,31 +428,30 @@ def _train_group(configs: list[RunConfig], runs: list[Run], dev: torch.device, b
     bar.close()
     if stop == config.train.steps:
         for i, (run, model, c) in enumerate(zip(group.runs, group.models, group.configs)):
-            trainer_state.stack.copy_to(i, model)
-            trainer.finish_run(run, model, c, environment, group.counters[i], options.compile, training.plugins_for(c),
+            trainer.finish_run(run, model, c, environment, group.counters[i], options.compile, group.plugins[i],
                                stacked=len(group))
 
 
 def _finish_decided(group: _Group, start: int, environment: dict, options: _Options) -> None:
     """Finish the runs that had already stopped once composed when their last state was saved (as a run alone
     does on resuming), and leave them out of the group."""
-    done = [i for i, (c, counters) in enumerate(zip(group.configs, group.counters))
-            if start and training.decided(c, counters, start)]
+    done = [i for i, (own, counters) in enumerate(zip(group.plugins, group.counters))
+            if start and trainer.stop_now(own, counters, start)]
     for i in done:
         trainer.finish_run(group.runs[i], group.models[i], group.configs[i], environment, group.counters[i],
-                           options.compile, training.plugins_for(group.configs[i]), stacked=1, last_step=start)
+                           options.compile, group.plugins[i], stacked=1, last_step=start)
     group.keep([i for i in range(len(group)) if i not in done])
 
 
 class _Stacked:
-    """The group's stacked weights, their AdamW (with the runs' saved moments) and the step function: a CUDA graph
-    where the device is a GPU and no run needs per-step host work, else `StackedStep`."""
+    """The group's stacked weights (the runs' models tied to them), their AdamW (with the runs' saved moments) and the
+    step function: a CUDA graph where the device is a GPU and no run's plug-ins act on steps, else `StackedStep`."""
 
     def __init__(self, group: _Group, dev: torch.device, bf16: bool, compiled: bool, start: int):
         config = group.configs[0]
         self.stack = Stack(group.models, config, dev, bf16)
-        per_run = _PerRun(self.stack, group.configs, group.models, group.counters)
-        graphed = dev.type == "cuda" and not per_run.active() and not compiled
+        graphed = dev.type == "cuda" and not compiled and \
+            not any(p.acts_on_steps for own in group.plugins for p in own)
         self.optimizer = make_stack_optimizer(self.stack, config, graphed)
         if start:
             stack_optimizer_state(group.optimizers, self.optimizer)
@@ -493,17 +464,16 @@ class _Stacked:
                       f" {str(err).strip()[:200]}); training eager", file=sys.stderr)
                 # the warm-up may have moved the weights: the stack again from the runs' models, which it left alone
                 self.stack = Stack(group.models, config, dev, bf16)
-                per_run = _PerRun(self.stack, group.configs, group.models, group.counters)
                 self.optimizer = make_stack_optimizer(self.stack, config, graphed=False)
                 if start:
                     stack_optimizer_state(group.optimizers, self.optimizer)
         if self.step_fn is None:
-            self.step_fn = StackedStep(self.stack, self.optimizer, config, dev, bf16, compiled, per_run)
+            runs = _RunPlugins(self.stack, group.models, group.plugins, group.counters)
+            self.step_fn = StackedStep(self.stack, self.optimizer, config, dev, bf16, compiled, runs)
+        self.stack.tie(group.models)  # after a graph's warm-up, which moves the stack before it restores it
 
     def sync_runs(self, group: _Group) -> None:
-        """The stack's weights and moments into each run's own model and AdamW."""
-        for i, model in enumerate(group.models):
-            self.stack.copy_to(i, model)
+        """The stack's moments into each run's own AdamW (their models hold the stack's weights)."""
         unstack_optimizer_states(self.optimizer, group.optimizers)
 
 
@@ -514,7 +484,6 @@ def _eval_rows(group: _Group, stack: Stack, evaluator, dev: torch.device, bf16: 
     if evaluator is None:
         rows = []
         for i, (c, model) in enumerate(zip(group.configs, group.models)):
-            stack.copy_to(i, model)
             rows.append(trainer.eval_row(model, c, dev, bf16, step, losses[i], LOGGED))
         return rows
     with autocast_context(config, dev, bf16):

@@ -11,6 +11,7 @@ import functools
 from typing import NamedTuple
 
 import torch
+import torch.nn.functional as F
 
 from . import roles
 from ..core.config import TaskConfig
@@ -146,13 +147,32 @@ class RoleActivations(NamedTuple):
     copied_resid: torch.Tensor  # the residual stream after the copy head's block's attention [batch, pos, d_model]
 
 
+class FusedOutput(NamedTuple):
+    logits: torch.Tensor  # [batch, N] at `=`
+    pattern1: torch.Tensor  # layer-1 attention [batch, query pos, key pos]
+    pattern2: torch.Tensor  # layer-2 attention from `=` [batch, key pos]
+    resid_mid0: torch.Tensor  # residual stream after layer-1 attention [batch, pos, d_model]
+
+
+def fused_forward(model: AssignAddTransformer, tokens: torch.Tensor) -> FusedOutput:
+    """The model's fused path (`_fused`): logits at `=` plus the few activations the progress measures read (the
+    paper's shape only)."""
+    if not model.config.model.paper_shape:
+        raise ValueError("fused_forward needs the paper's shape (2 layers, 1 head, an MLP in block 1)")
+    logits, pattern1, pattern2 = model._fused(tokens)
+    a1 = model.blocks[0].attn
+    x0 = F.embedding(tokens, model.embed.W_E) + model.pos_embed.W_pos[:tokens.shape[1]]
+    return FusedOutput(logits=logits, pattern1=pattern1, pattern2=pattern2,
+                       resid_mid0=x0 + torch.bmm(pattern1, x0 @ (a1.W_V[0] @ a1.W_O[0])))
+
+
 @torch.no_grad()
 def role_activations(model: AssignAddTransformer, tokens: torch.Tensor) -> RoleActivations:
     """The activations measures 4–7 read: through the fused path in the paper's shape (the same activations,
     faster), through the hooked forward in any other."""
     tokens = tokens.to(model.W_E.device)
     if model.config.model.paper_shape:
-        out = model.fused_forward(tokens)
+        out = fused_forward(model, tokens)
         return RoleActivations(out.pattern1, out.pattern2, out.resid_mid0)
     names = {"copy": roles.hook(model, "pattern", roles.COPY), "lookup": roles.hook(model, "pattern", roles.LOOKUP),
              "resid": roles.hook(model, "resid_mid", roles.COPY)}

@@ -16,9 +16,6 @@ from ...core.data import EXACT_NAMES, POOL_NAMES
 METRICS = (*EXACT_NAMES, *POOL_NAMES)  # a sweep's success measure: an exact set or a pool (final accuracy)
 # A training mode of a point: how its steps are computed (never a setting of the run: same config and hash).
 MODE_COMPILE = {"eager": "off", "compiled": "on"}
-PERTURBATION_KEYS = ("train.jitter", "train.jitter_step", "train.grad_noise", "train.perturb_seed", "train.steer_from",
-                     "train.steer_to", "train.steer_share", "train.steer_sham", "train.steer_trigger",
-                     "train.steer_window", "train.steer_direction", "train.steer_write")
 
 
 @dataclass(frozen=True)
@@ -35,7 +32,7 @@ class Sweep:
     x_label: str = ""  # the swept value, in words (figure axis)
     metric_label: str = ""  # the metric, in words
     keep: Callable[["Point"], bool] | None = None  # a design that runs only some cells of the grid x seeds
-    # Replicates of every cell: perturbation overrides (PERTURBATION_KEYS; {} is the unperturbed run) crossed
+    # Replicates of every cell: perturbation overrides (an intervention's settings; {} is the unperturbed run) crossed
     # with the cells, and training modes (MODE_COMPILE; empty: the mode the driver is given) crossed with those.
     perturbations: tuple[dict, ...] = ({},)
     modes: tuple[str, ...] = ()
@@ -59,10 +56,10 @@ class Sweep:
             if mode not in MODE_COMPILE:
                 raise ConfigError(f"sweep {self.name}: mode must be one of {', '.join(MODE_COMPILE)}, got {mode!r}")
         for perturbation in self.perturbations:
-            bad = set(perturbation) - set(PERTURBATION_KEYS)
+            bad = sorted(key for key in perturbation if resolve_key(key)[0] != "interventions")
             if bad:
-                raise ConfigError(f"sweep {self.name}: a perturbation may set only {', '.join(PERTURBATION_KEYS)},"
-                                  f" got {', '.join(sorted(bad))}")
+                raise ConfigError(f"sweep {self.name}: a perturbation may set only an intervention's settings"
+                                  f" (config.interventions), got {', '.join(bad)}")
         for seed in self.seeds:  # settings shared by every point must be valid (grid values may fail alone)
             RunConfig().replace(**{**self.base, "train.seed": seed})
 

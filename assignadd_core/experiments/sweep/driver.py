@@ -145,16 +145,13 @@ def stack_jobs(tasks: list[dict], stack: int) -> list:
     run order; a task alone (a config that cannot be built, the last of its shape) stays a plain task."""
     if stack == 1:
         return tasks
-    from ..stacked import stack_key, stackable
+    from ..stacked import stack_key
     jobs, filling = [], {}
     for task in tasks:
         try:
             config = RunConfig().replace(**task["overrides"])
         except ConfigError:
             jobs.append(task)  # recorded "failed" by its worker
-            continue
-        if not stackable(config):
-            jobs.append(task)  # trained alone
             continue
         key = stack_key(config)
         filling.setdefault(key, []).append(task)

@@ -4,7 +4,7 @@ first use, when it reads the study profile, so importing the sweep machinery rea
 from __future__ import annotations
 
 from ...core.config import ConfigError
-from .definition import (METRICS, MODE_COMPILE, PERTURBATION_KEYS, Point, Sweep,  # noqa: F401  (names of a sweep)
+from .definition import (METRICS, MODE_COMPILE, Point, Sweep,  # noqa: F401  (names of a sweep)
                          coarse_to_fine, evenly_spaced, point_label)
 
 
