@@ -389,7 +389,7 @@ def cmd_generality(args) -> int:
 
 def cmd_modes(args) -> int:
     from .experiments import mode_study
-    seed = mode_study.STUDY_SEED if args.seed is None else args.seed
+    seed = mode_study.study_plan().seed if args.seed is None else args.seed
     if args.action == "run":
         mode_study.run_modes(seed, args.only, args.root, progress=not args.no_progress)
     elif args.action == "measure":
@@ -408,7 +408,7 @@ def cmd_c10_window(args) -> int:
         runs = c10_window.train_seeds(root=args.root, progress=not args.no_progress)
     else:
         runs = {seed: c10_window.Run(c10_window.study_root(args.root) / f"seed{seed}")
-                for seed in (*c10_window.COMPOSING_SEEDS, *c10_window.STUCK_SEEDS)}
+                for seed in (*c10_window.study_window().composing, *c10_window.study_window().stuck)}
         missing = [seed for seed, run in runs.items() if not run.final_path.is_file()]
         if missing:
             raise ConfigError(f"seeds {', '.join(map(str, missing))} are not trained yet: run `c10-window run` first")

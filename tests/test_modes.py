@@ -66,7 +66,7 @@ def test_the_mode_study_trains_its_modes_and_measures_them(tmp_path, monkeypatch
     from assignadd_core.experiments import mode_study
     from tiny import TINY
     monkeypatch.setattr(mode_study, "study_config", lambda seed=58: trainer.RunConfig().replace(**TINY, seed=seed))
-    monkeypatch.setattr(mode_study, "DIFFERENCE_STEPS", (1, 11))
+    monkeypatch.setattr(mode_study, "study_plan", lambda: mode_study.Plan(58, TINY["steps"], (1, 11), 400))
     runs = mode_study.run_modes(5, only=["eager", "compiled", "fp64"], root=tmp_path, progress=False)
     assert [r.final()["precision"] for r in runs] == ["fp32", "fp32", "fp64"] and runs[1].final()["compiled"]
     assert len({r.config.hash() for r in runs}) == 1
@@ -90,8 +90,7 @@ def test_a_clone_without_checkpoints_replays_them_and_the_replay_is_the_run(tmp_
     from assignadd_core.experiments import mode_study
     from tiny import TINY
     monkeypatch.setattr(mode_study, "study_config", lambda seed=58: trainer.RunConfig().replace(**TINY, seed=seed))
-    monkeypatch.setattr(mode_study, "DIFFERENCE_STEPS", (1, 11))
-    monkeypatch.setattr(mode_study, "REPLAY_STEPS", 21)
+    monkeypatch.setattr(mode_study, "study_plan", lambda: mode_study.Plan(58, TINY["steps"], (1, 11), 21))
     runs = mode_study.run_modes(5, only=["eager", "compiled"], root=tmp_path, progress=False)
     for run in runs:
         shutil.rmtree(run.checkpoint_dir)

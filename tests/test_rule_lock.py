@@ -7,7 +7,7 @@ import json
 import pytest
 
 from assignadd_core.report import rule_lock, rule_reach
-from assignadd_core.rules import verdicts
+from assignadd_core.rules import paper, verdicts
 from assignadd_core.analysis import generality, odds, thresholds
 from assignadd_core.cli import main
 
@@ -25,15 +25,26 @@ def test_every_rule_is_registered_as_it_is():
 
 
 @pytest.mark.parametrize("claim, module, level, value", [
-    ("C9", verdicts, "C9_INCONCLUSIVE_WIDTH", 0.3), ("C2", verdicts, "HELDOUT_MARGIN", 0.02),
+    ("C9", verdicts, "C9_RESAMPLES", 1000), ("C2", verdicts, "HELDOUT_MARGIN", 0.02),
     ("R2", verdicts, "ODDS_LEVEL", 0.1)])
 def test_changing_one_level_is_caught(monkeypatch, claim, module, level, value):
     monkeypatch.setattr(module, level, value)
     assert claim in rule_lock.unrecorded()
 
 
+def test_changing_a_level_the_study_sets_is_caught(monkeypatch):
+    """C10's design and the paper's numbers are read from the study profile: another value there is another rule."""
+    profile = verdicts.study_profile()
+    changed = {**profile, "c10": {**profile["c10"], "onset": {**profile["c10"]["onset"], "window": 1234}}}
+    monkeypatch.setattr(verdicts, "study_profile", lambda: changed)
+    assert rule_lock.unrecorded() == ["C10"]
+    monkeypatch.undo()
+    monkeypatch.setattr(paper.PaperNumber, "value", property(lambda self: 0.5))
+    assert {"C2", "C8", "C9"} <= set(rule_lock.unrecorded())
+
+
 def test_changing_a_rule_s_words_or_code_is_caught(monkeypatch):
-    monkeypatch.setitem(verdicts.RULES, "C3", verdicts.RULES["C3"] + " (and something else)")
+    monkeypatch.setattr(verdicts, "RULES", {**verdicts.RULES, "C3": verdicts.RULES["C3"] + " (and something else)"})
     assert rule_lock.unrecorded() == ["C3"]
     monkeypatch.undo()
     real = rule_lock.components

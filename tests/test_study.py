@@ -73,9 +73,9 @@ def test_naming_another_study_after_the_first_read_is_refused_in_one_line(monkey
 
 
 def test_importing_the_package_reads_no_study_and_the_study_is_named_after_import(tmp_path):
-    """Every module imports without reading a profile (but `sweep.designs`, the study's sweeps, which the others import
-    on first use); the first use reads the study named then (set here after every import), and the rules, sweeps and
-    plans all take that study's values."""
+    """Every module imports without reading a profile (but `sweep.designs` and `sweep.grid`, the study's sweeps, which
+    the others import when a sweep is used); the first use reads the study named then (set here after every import),
+    and the rules, sweeps and plans all take that study's values."""
     import os
     import subprocess
     import sys
@@ -93,16 +93,17 @@ import importlib, os, pkgutil, sys
 import assignadd_core
 from assignadd_core.rules import study
 names = [m.name for m in pkgutil.walk_packages(assignadd_core.__path__, "assignadd_core.")
-         if not m.name.endswith(("__main__", "sweep.designs"))]
+         if not m.name.endswith(("__main__", "sweep.designs", "sweep.grid"))]
 for name in names:
     importlib.import_module(name)
 assert study._FIRST_READ == [], study._FIRST_READ
 os.environ[study.STUDY_ENV] = {str(path)!r}
 from assignadd_core.rules import verdicts
 from assignadd_core.experiments import mode_study
-from assignadd_core.experiments.sweep import grid
-print(len(names), verdicts.C9_INCONCLUSIVE_WIDTH, verdicts.C10_WINDOW, "1,234 steps" in verdicts.RULES["C10"],
-      grid.SWEEPS["r_sweep"].base["task.modulus"], mode_study.study_root().name)
+from assignadd_core.experiments.sweep import SWEEPS
+from assignadd_core.rules import paper
+print(len(names), paper.R_THRESHOLD.value, verdicts.c10_design().C10_WINDOW, "1,234 steps" in verdicts.RULES["C10"],
+      SWEEPS["r_sweep"].base["task.modulus"], mode_study.study_root().name)
 """
     env = {key: value for key, value in os.environ.items() if key != study.STUDY_ENV}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
@@ -111,12 +112,18 @@ print(len(names), verdicts.C9_INCONCLUSIVE_WIDTH, verdicts.C10_WINDOW, "1,234 st
     assert int(modules) > 60 and (width, window, in_words, modulus, root) == ("0.3", "1234", "True", "97", "seed77")
 
 
-def test_a_study_values_module_attribute_is_read_once_and_unknown_names_fail_plainly():
-    from assignadd_core.experiments import generality_runs as shapes
-    assert shapes.STEPS == study.profile("generality")["steps"] and "STEPS" in vars(shapes)  # stored on first use
-    with pytest.raises(AttributeError, match="has no attribute 'NOT_A_VALUE'"):
-        shapes.NOT_A_VALUE  # noqa: B018
-    with pytest.raises(AttributeError):
-        shapes.__wrapped__  # noqa: B018  (a probe for a dunder never reads the study)
+def test_no_module_conjures_a_value_and_a_study_mapping_is_read_once_per_study():
+    """Plain constants: no module of the package defines a module-level `__getattr__`; a mapping the study sets
+    (`study.StudyMapping`, e.g. `verdicts.RULES`, `sweep.SWEEPS`) is built once, when first read."""
+    import ast
+    from assignadd_core.rules import verdicts
+    getattrs = [str(path) for path in study.STUDIES.parent.joinpath("assignadd_core").rglob("*.py")
+                if any(isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
+                       for node in ast.parse(path.read_text()).body)]
+    assert getattrs == []
+    built = []
+    words = study.StudyMapping(lambda: built.append(1) or {"a": 1})
+    assert built == [] and dict(words) == {"a": 1} and words["a"] == 1 and len(words) == 1 and built == [1]
+    assert verdicts.RULES["C9"] == verdicts._rules()["C9"] and set(verdicts.RULES) == set(verdicts._rules())
     with pytest.raises(AttributeError, match="has no attribute 'NOT_A_SWEEP'"):
         grid.NOT_A_SWEEP  # noqa: B018

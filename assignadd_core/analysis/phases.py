@@ -39,7 +39,6 @@ import pandas as pd
 from ..core.data import VAR_RESTRICTED
 from ..rules import paper
 from ..rules.paper import steps_text
-from ..rules.study import on_first_use
 from ..rules.verdicts import LEARNED_LEVEL
 
 ADDITION_LEVEL = 0.95
@@ -53,14 +52,7 @@ FINAL_ROWS = 10
 END_TOLERANCE = 0.05
 PLATEAU_ROWS, PLATEAU_BAND = 10, 0.04
 JUMP_SIGNAL = ("1var_train", "2var_train")
-PAPER_STEPS: dict  # the paper's jump and refinement windows, read from the study on first use
-
-
-def _from_study() -> dict:
-    return {"PAPER_STEPS": {"jump": paper.JUMP_STEPS.value, "refinement": paper.REFINEMENT_STEPS.value}}
-
-
-_study = __getattr__ = on_first_use(globals(), _from_study)  # PAPER_STEPS, read on first use
+PAPER_STEPS = paper.WINDOWS  # the paper's jump and refinement windows, {"jump": (low, high), ...}
 
 JUMP_RULE_HISTORY = (
     ("2026-11", "The jump was the largest sustained one-interval rise of the mean of 1-var train, 2-var train and"

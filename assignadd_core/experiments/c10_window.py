@@ -4,7 +4,7 @@ The theory speaks of a state: layer 1 copies variables (measure 5 ≥ C10_COPY) 
 (measure 4 ≥ C10_EQ) while the identity pattern has not formed (measure 3 < C10_IDENTITY_LOW). Its first rule read,
 inside that window, the whitened contrast (`controls.whitened_contrast`) of two directions of layer 2's QK:
 the negative gradient of the training loss and the AdamW update actually taken (W_QK2 at the next checkpoint
-minus here). Here each seed of the dense study is trained again to READ_TO steps with a checkpoint every 100, on
+minus here). Here each seed of the dense study is trained again to the study's `read_to` steps with a checkpoint every 100, on
 this machine; a composing seed is read at its own window checkpoints, and each stuck seed (the control) at the
 same steps, the union of the composing seeds' windows: the controls are read while the composing seeds are in
 their window, not after they are stuck. Per seed, the mean of each contrast over its steps; over seeds, a
@@ -19,6 +19,7 @@ metrics, not their checkpoints.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -28,21 +29,18 @@ from ..analysis.steering import first_composed
 from ..core.config import RunConfig
 from ..core.run_folder import DEFAULT_ROOT, Run
 from ..rules.stats import mcnemar_exact, t_interval
-from ..rules.study import current, on_first_use
+from ..rules.study import current
 
-# The study profile's seeds and length of this reading (c10.window), read on first use.
-COMPOSING_SEEDS: tuple[int, ...]
-STUCK_SEEDS: tuple[int, ...]
-READ_TO: int
+class Window(NamedTuple):
+    composing: tuple[int, ...]  # seeds that composed
+    stuck: tuple[int, ...]  # seeds that did not
+    read_to: int  # the steps each seed is trained and read to
 
 
-def _from_study() -> dict:
+def study_window() -> Window:
+    """This reading's seeds and length, from the study profile (c10.window)."""
     window = current()["c10"]["window"]
-    return {"COMPOSING_SEEDS": tuple(window["composing"]), "STUCK_SEEDS": tuple(window["stuck"]),
-            "READ_TO": int(window["read_to"])}
-
-
-_study = __getattr__ = on_first_use(globals(), _from_study)  # COMPOSING_SEEDS, STUCK_SEEDS, READ_TO
+    return Window(tuple(window["composing"]), tuple(window["stuck"]), int(window["read_to"]))
 
 
 def study_root(root: Path | None = None) -> Path:
@@ -54,19 +52,17 @@ def table_path(root: Path | None = None) -> Path:
 
 
 def study_config(seed: int, steps: int | None = None) -> RunConfig:
-    _study.read()
-    return RunConfig().replace(seed=seed, steps=steps or READ_TO)
+    return RunConfig().replace(seed=seed, steps=steps or study_window().read_to)
 
 
 def train_seeds(seeds=None, root: Path | None = None, progress: bool = True, steps: int | None = None) -> dict[int, Run]:
-    """Train (or resume) each seed (default: the study's) with every checkpoint kept, to `steps` (default READ_TO);
-    finished runs are left as they are."""
-    _study.read()
+    """Train (or resume) each seed (default: the study's) with every checkpoint kept, to `steps` (default: the study's
+    `read_to`); finished runs are left as they are."""
     from .threads import set_threads
     from .training import train
     set_threads(1)
     runs = {}
-    for seed in seeds or (*COMPOSING_SEEDS, *STUCK_SEEDS):
+    for seed in seeds or (*study_window().composing, *study_window().stuck):
         run = Run(study_root(root) / f"seed{seed}")
         if not run.final_path.is_file():
             run = train(study_config(seed, steps), run.path, progress=progress, keep_checkpoints="all", compile="off")
@@ -163,8 +159,8 @@ def matched_state(table: pd.DataFrame, metrics: dict[int, pd.DataFrame]) -> pd.D
 
 def study_metrics(root: Path | None = None) -> dict[int, pd.DataFrame]:
     """The window study's seeds' metrics tables (committed without their checkpoints)."""
-    _study.read()
-    return {seed: Run(study_root(root) / f"seed{seed}").metrics() for seed in (*COMPOSING_SEEDS, *STUCK_SEEDS)}
+    window = study_window()
+    return {seed: Run(study_root(root) / f"seed{seed}").metrics() for seed in (*window.composing, *window.stuck)}
 
 
 def over_seeds(values) -> dict:

@@ -24,29 +24,17 @@ from typing import NamedTuple
 from ..analysis import sweep_records
 from ..core.config import ConfigError, RunConfig
 from ..core.run_folder import DEFAULT_ROOT
-from ..rules.study import on_first_use, profile, run_name
+from ..rules.study import profile, run_name
 
 
-# The plan, from the study profile `studies/generality.yaml`, read on first use.
-STUDY: dict
-STEPS: int  # each run's
-SEEDS: tuple[int, ...]
-SHAPES: dict[str, dict]  # each shape's config changes
-SHAPE_NAMES: dict[str, str]  # each shape in words ("paper" too)
-ROOT: Path  # the runs' folder
-
-
-def _from_study() -> dict:
-    study = profile("generality")
-    return {"STUDY": study, "STEPS": study["steps"], "SEEDS": tuple(study["seeds"]),
-            "SHAPES": {name: {key: tuple(v) if isinstance(v, list) else v for key, v in shape["overrides"].items()}
-                       for name, shape in study["shapes"].items()},
-            "SHAPE_NAMES": {"paper": study["paper_label"],
-                            **{name: shape["label"] for name, shape in study["shapes"].items()}},
-            "ROOT": DEFAULT_ROOT / study["folder"]}
-
-
-_study = __getattr__ = on_first_use(globals(), _from_study)  # STUDY, STEPS, SEEDS, SHAPES, SHAPE_NAMES, ROOT
+# The plan: the generality study's own profile, `studies/generality.yaml` (whichever study the process runs).
+STUDY = profile("generality")
+STEPS = STUDY["steps"]  # each run's
+SEEDS = tuple(STUDY["seeds"])
+SHAPES = {name: {key: tuple(v) if isinstance(v, list) else v for key, v in shape["overrides"].items()}
+          for name, shape in STUDY["shapes"].items()}  # each shape's config changes
+SHAPE_NAMES = {"paper": STUDY["paper_label"], **{name: shape["label"] for name, shape in STUDY["shapes"].items()}}
+ROOT = DEFAULT_ROOT / STUDY["folder"]  # the runs' folder
 
 
 class Planned(NamedTuple):
@@ -57,7 +45,6 @@ class Planned(NamedTuple):
 
 
 def check_shape(shape: str) -> None:
-    _study.read()
     if shape not in SHAPES:
         raise ConfigError(f"unknown shape {shape!r}; the study's shapes are {', '.join(SHAPES)}")
 
@@ -72,7 +59,6 @@ def plan(steps: int | None = None) -> list[Planned]:
     """Every planned run, seed by seed (a study stopped early has every shape), the slow 3-layer shape last within
     each seed; `steps` other than the study's names the runs `<shape>_seed<seed>_s<steps>` (a quick look, never
     mistaken for the study's runs)."""
-    _study.read()
     steps = steps or STEPS
     suffix = "" if steps == STEPS else f"_s{steps}"
     return [Planned(run_name(shape, seed) + suffix, shape, seed, shape_config(shape, seed, steps))
@@ -102,7 +88,6 @@ def run_part(part: int, of: int, root: Path | None = None, threads: int = 1, pro
     each resumes where it stopped), only those of `shapes` if given, on `device`; the names trained. On a GPU each
     shape's runs train as one stack (`stacked`)."""
     import torch
-    _study.read()
     root = ROOT if root is None else root
 
     from . import training
@@ -128,7 +113,6 @@ def run_part(part: int, of: int, root: Path | None = None, threads: int = 1, pro
 def status(root: Path | None = None) -> list[dict]:
     """One row per planned run (under `root`, default ROOT): its name, shape, seed and whether it finished (and its
     last logged step)."""
-    _study.read()
     root = ROOT if root is None else root
     rows = []
     for item in plan():

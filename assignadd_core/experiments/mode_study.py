@@ -6,7 +6,7 @@ several numerical modes, each a run folder under runs/modes/seed<S>/<mode>/ with
 * `compiled_attention`, `compiled_mlp`, `compiled_unembed`: one stage of the fused step compiled alone
   (`training.STAGES`), the bisection: the outcome follows the stage whose compiled form makes the difference.
 
-Every mode trains at one thread (as the sweeps do) for DECIDE_STEPS steps, evaluated every 100, with no early stop
+Every mode trains at one thread (as the sweeps do) for the composition study's decide_steps, evaluated every 100, with no early stop
 (the trajectories are compared step by step); checkpoints stay local, metrics, final results and the measurements
 below are committed:
 
@@ -20,7 +20,7 @@ below are committed:
 Both are read through `series`, so they are cached in the runs that hold the checkpoints (on a fresh clone, the
 replays: those caches are not committed, these two tables are).
 
-A fresh clone has the runs but not their checkpoints: `measure` first replays the first REPLAY_STEPS steps of the
+A fresh clone has the runs but not their checkpoints: `measure` first replays the first replay_steps steps of the
 eager, compiled and fp64 runs with every checkpoint kept (under replay/, not committed; the learning rate is
 constant, so these are the full runs' steps) and reports how far each replay's logged loss is from its run's.
 
@@ -30,6 +30,7 @@ constant, so these are the full runs' steps) and reports how far each replay's l
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -37,31 +38,31 @@ from ..core.config import ConfigError, RunConfig
 from ..analysis.quantities import DIFFERENCE_BATCHES, DIFFERENCE_VALUES
 from ..core.run_folder import DEFAULT_ROOT, Run
 from ..analysis.series import across, series
-from ..rules.study import current, on_first_use
+from ..rules.study import current
 
 MODES = {"eager": ("off", "fp32"), "compiled": ("on", "fp32"), "fp64": ("off", "fp64"),
          "compiled_attention": ("attention", "fp32"), "compiled_mlp": ("mlp", "fp32"),
          "compiled_unembed": ("unembed", "fp32")}
 REPLAY_MODES = ("eager", "compiled", "fp64")  # the modes the measurements compare
-# From the study profile, read on first use:
-STUDY_SEED: int  # eager fails and compiled composes, on two CPUs
-DIFFERENCE_STEPS: tuple[int, ...]  # eager checkpoints where the compiled step's difference is read
-REPLAY_STEPS: int  # the modes part before it
 
 
-def _from_study() -> dict:
+class Plan(NamedTuple):
+    seed: int  # eager fails and compiled composes, on two CPUs
+    steps: int  # each mode's run: the composition study's decide_steps
+    difference_steps: tuple[int, ...]  # eager checkpoints where the compiled step's difference is read
+    replay_steps: int  # the modes part before it
+
+
+def study_plan() -> Plan:
+    """The mode study's seed and steps, from the study profile (runs.mode_seed, composition, modes)."""
     study = current()
-    return {"STUDY_SEED": study["runs"]["mode_seed"], "REPLAY_STEPS": study["modes"]["replay_steps"],
-            "DIFFERENCE_STEPS": tuple(study["modes"]["difference_steps"])}
-
-
-_study = __getattr__ = on_first_use(globals(), _from_study)  # STUDY_SEED, DIFFERENCE_STEPS, REPLAY_STEPS
+    return Plan(study["runs"]["mode_seed"], study["composition"]["decide_steps"],
+                tuple(study["modes"]["difference_steps"]), study["modes"]["replay_steps"])
 
 
 def _seed(seed: int | None) -> int:
-    """A mode study's seed: the study profile's (STUDY_SEED) unless one is named."""
-    _study.read()
-    return STUDY_SEED if seed is None else seed
+    """A mode study's seed: the study profile's unless one is named."""
+    return study_plan().seed if seed is None else seed
 
 
 def study_root(seed: int | None = None, root: Path | None = None) -> Path:
@@ -69,8 +70,7 @@ def study_root(seed: int | None = None, root: Path | None = None) -> Path:
 
 
 def study_config(seed: int | None = None) -> RunConfig:
-    from .sweep.grid import DECIDE_STEPS
-    return RunConfig().replace(seed=_seed(seed), steps=DECIDE_STEPS)
+    return RunConfig().replace(seed=_seed(seed), steps=study_plan().steps)
 
 
 def run_modes(seed: int | None = None, only=None, root: Path | None = None, progress: bool = True) -> list[Run]:
@@ -106,11 +106,10 @@ def _with_checkpoints(base: Path, mode: str) -> Run:
 
 def replay(seed: int | None = None, until: int | None = None, modes=REPLAY_MODES, root: Path | None = None,
            progress: bool = True) -> dict[str, float]:
-    """Retrain the first `until` steps (default REPLAY_STEPS) of each mode whose run kept no checkpoints, keeping every
+    """Retrain the first `until` steps (default: the plan's replay_steps) of each mode whose run kept no checkpoints, keeping every
     checkpoint; returns each replayed mode's largest |loss difference| from its committed run over those steps (0.0:
     the same run)."""
-    _study.read()
-    until = until or REPLAY_STEPS
+    until = until or study_plan().replay_steps
     from .threads import set_threads
     from .training import train
     set_threads(1)
@@ -143,15 +142,14 @@ def weight_distances(seed: int | None = None, pairs=(("compiled", "eager"), ("ea
 
 
 def step_differences(seed: int | None = None, steps=None, root: Path | None = None) -> pd.DataFrame:
-    """At the eager run's checkpoints `steps` (default DIFFERENCE_STEPS; those it kept): compiled minus eager
+    """At the eager run's checkpoints `steps` (default: the plan's difference_steps; those it kept): compiled minus eager
     gradient of the loss at the same weights and batch, on DIFFERENCE_BATCHES successive batches
     (`compiled_step_difference`, read through `series` at one thread); one row per checkpoint and batch step:
     relative size, cosine with the gradient, cosine with the previous batch's difference."""
     from .threads import set_threads
-    _study.read()
     set_threads(1)
     eager = _with_checkpoints(study_root(seed, root), "eager")
-    kept = [s for s in (steps or DIFFERENCE_STEPS) if eager.checkpoint_path(s).is_file()]
+    kept = [s for s in (steps or study_plan().difference_steps) if eager.checkpoint_path(s).is_file()]
     if not kept:
         return pd.DataFrame()
     table = series(eager, "compiled_step_difference", kept)
@@ -169,7 +167,7 @@ def measure(seed: int | None = None, root: Path | None = None, progress: bool = 
     replayed = replay(seed, root=root, progress=progress)
     if replayed:
         atomic_write_text(base / "replay.csv", pd.DataFrame(
-            [{"mode": m, "steps": REPLAY_STEPS, "largest_loss_difference": d} for m, d in replayed.items()]
+            [{"mode": m, "steps": study_plan().replay_steps, "largest_loss_difference": d} for m, d in replayed.items()]
         ).to_csv(index=False, float_format="%.6g"))
     out = {"distances": base / "distances.csv", "step_differences": base / "step_differences.csv"}
     tables = {"distances": weight_distances(seed, root=root), "step_differences": step_differences(seed, root=root)}

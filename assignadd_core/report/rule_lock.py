@@ -47,7 +47,7 @@ PARTS = {
     "C1": ((verdicts.c1_seed, verdicts.shows_three_phases, verdicts.composed, verdicts._fmt, *OVER_SEEDS, *DETECTOR),
            (verdicts, ("LEARNED_LEVEL",)), DETECTOR_LEVELS),
     "C2": ((verdicts.c2_seed, verdicts._fails, *OVER_SEEDS),
-           (verdicts, ("PAPER_HELDOUT", "HELDOUT_MARGIN", "SWAP_HELDOUT_LEVEL"))),
+           (verdicts, ("HELDOUT_MARGIN", "SWAP_HELDOUT_LEVEL")), (paper, ("HELDOUT_EXACT",))),
     "C3": ((verdicts.c3_seed, verdicts.composed, verdicts._fails, *OVER_SEEDS),
            (verdicts, ("POOL_LEVEL", "LEARNED_LEVEL"))),
     "C4": ((verdicts.c4_previous_token, *FINAL_MODEL),
@@ -66,21 +66,20 @@ PARTS = {
             verdicts.SeedCrossing, verdicts.median_bracket, verdicts.composed, thresholds.seed_crossings,
             thresholds.logistic_threshold, thresholds._midpoint, thresholds.firth_logistic, thresholds.c9_runs,
             thresholds.composed_runs, *FINISHED),
-           (verdicts, ("THRESHOLD_LEVEL", "THRESHOLD_CLOSE", "C9_INCONCLUSIVE_WIDTH", "C9_RESAMPLES", "LEARNED_LEVEL")),
+           (verdicts, ("THRESHOLD_LEVEL", "THRESHOLD_CLOSE", "C9_RESAMPLES", "LEARNED_LEVEL")),
            (paper, ("R_THRESHOLD",)), FINISHED_LEVEL),
     # the rule in force (c10_onset on the onset sweeps' cells) and, while the chapter records C10 from them, the
     # rule of 2026-12-03 (c10_causal) and its inputs
     "C10": ((verdicts.c10_onset, verdicts.c10_necessity, verdicts.c10_sufficiency, verdicts._composed_later,
-             verdicts.c10_clamp, verdicts._window_end, verdicts._during, verdicts._delays, verdicts._during_hold,
+             verdicts.c10_clamp, verdicts._window_end, verdicts.c10_design, verdicts.C10Design, verdicts._during, verdicts._delays, verdicts._during_hold,
              verdicts._necessity_words, steering.clamp_cells,
              verdicts._fails, verdicts._when, stats.sign_test_greater, steering.onset_cells, steering.hold_cells,
              steering.onset_reading, steering.time_to_compose, steering.onset_arm,
              verdicts.c10_causal, steering.arms_table, steering.arm, steering.first_composed, steering.removal_inputs,
              steering.addition_inputs, steering._step, *FINISHED),
-            (verdicts, ("C10_TRIGGER", "C10_WINDOW", "C10_PUSH_SHARES", "C10_NECESSITY_CELLS", "C10_PUSH_CELLS",
-                        "C10_HOLD", "C10_BUDGET", "C10_COPY_MARGIN", "C10_ONSET_P", "C10_MIN_CELLS",
-                        "C10_MIN_PUSH_CELLS",
-                        "C10_IDENTITY_LOW", "LEARNED_LEVEL", "C10_REMOVE_TO", "C10_MIN_ARM", "C10_CLAMP_MARGIN")),
+            (verdicts, ("C10_COPY_MARGIN", "C10_ONSET_P", "C10_MIN_CELLS", "C10_MIN_PUSH_CELLS", "C10_IDENTITY_LOW",
+                        "LEARNED_LEVEL", "C10_REMOVE_TO", "C10_MIN_ARM")),
+            (verdicts.c10_design, verdicts.C10Design._fields),  # the design, as the study sets it
             (steering, ("ARMS",)), FINISHED_LEVEL),
     "R1": ((verdicts.r1_rate, verdicts.rate_text, stats.Rate, stats.clopper_pearson, reliability.phase_steps,
             reliability.step_statistics, reliability.composition_rate, verdicts.composed, *DETECTOR),
@@ -126,8 +125,11 @@ def components(claim: str) -> dict:
     for f in functions:  # two parts under one name would hide one of them
         if names.setdefault(f"{f.__module__.rsplit('.', 1)[-1]}.{f.__name__}", f) is not f:
             raise ValueError(f"{claim}: two parts named {f.__module__.rsplit('.', 1)[-1]}.{f.__name__}")
-    levels = {f"{module.__name__.rsplit('.', 1)[-1]}.{name}": repr(getattr(module, name))
-              for module, names in level_groups for name in names}
+    levels = {}
+    for source, names in level_groups:  # a module's constants, or the values a function reads from the study
+        values = source if inspect.ismodule(source) else source()
+        prefix = (source.__name__ if inspect.ismodule(source) else source.__module__).rsplit(".", 1)[-1]
+        levels.update({f"{prefix}.{name}": repr(getattr(values, name)) for name in names})
     return {"words": verdicts.RULES[claim],
             "functions": {f"{f.__module__.rsplit('.', 1)[-1]}.{f.__name__}": inspect.getsource(f) for f in functions},
             "levels": levels}

@@ -1,8 +1,8 @@
 """Study profiles: one declarative file per study (`studies/<name>.yaml` at the repository root) holding what is
 particular to it: the paper's numbers with where it states them, the protocol's steps, the sweeps' grids and seeds,
-the composition study's settings, the generality study's shapes. `paper.py`, `sweep/designs.py`,
-`generality_runs.py` and the chapters read their values from here, on first use (`on_first_use`), so a follow-up
-study changes a file, not the code.
+the composition study's settings, the generality study's shapes. `paper.py`, `verdicts.py`, `sweep/designs.py`,
+`generality_runs.py` and the chapters read their values from here, by calling `current()` (or `profile(name)`) when
+they use them, so a follow-up study changes a file, not the code.
 
 The study the package runs is `studies/paper.yaml` unless the environment variable ASSIGNADD_STUDY names another:
 a profile's name in `studies/` or the path of a YAML file (a follow-up copies paper.yaml, edits it, and sets
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Callable
 
@@ -42,17 +43,23 @@ class StudyChanged(RuntimeError):
     """ASSIGNADD_STUDY names another study than the one this process already read."""
 
 
-def current() -> dict:
-    """The profile of the study this process runs: the paper's (`paper`), or the one ASSIGNADD_STUDY names. The rules,
-    sweeps and chapters' modules take their values from it on first use (`on_first_use`), so a process runs one
-    study: naming another one after that is refused (`StudyChanged`) rather than mixing the two."""
+def current_name() -> str:
+    """The name of the study this process runs (`current`)."""
     name = os.environ.get(STUDY_ENV) or "paper"
     if _FIRST_READ and _FIRST_READ[0] != name:
-        raise StudyChanged(f"this process already read the study {_FIRST_READ[0]!r} (the modules imported so far took"
-                           f" their values from it); set {STUDY_ENV}={name} before the first import of assignadd_core's"
-                           " rules, sweeps or chapters, i.e. in a new process")
+        raise StudyChanged(f"this process already read the study {_FIRST_READ[0]!r} (the values used so far came from"
+                           f" it); set {STUDY_ENV}={name} before the first use of assignadd_core's rules, sweeps or"
+                           " chapters, i.e. in a new process")
     _FIRST_READ[:1] = [name]
-    return profile(name)
+    return name
+
+
+def current() -> dict:
+    """The profile of the study this process runs: the paper's (`paper`), or the one ASSIGNADD_STUDY names. Modules
+    read their values from it by calling this (or `StudyMapping`) when they use them, never at import (but
+    `sweep.designs` and `sweep.grid`, the study's sweeps), so a process runs one study: naming another one after the
+    first read is refused (`StudyChanged`) rather than mixing the two."""
+    return profile(current_name())
 
 
 def study_overrides() -> dict:
@@ -73,35 +80,25 @@ def seed_range(spec: dict) -> tuple[int, ...]:
     return tuple(range(int(spec["first"]), int(spec["first"]) + int(spec["count"])))
 
 
-class on_first_use:  # noqa: N801 (used as a module's `__getattr__`, read as a phrase)
-    """A module's values taken from the study, read on first use rather than at import, so a process may name its
-    study (ASSIGNADD_STUDY) after importing any module.
+class StudyMapping(Mapping):
+    """A module's mapping of values the study sets (the rules' words, the study's sweeps), built by `build()` from the
+    study this process runs when first read, not at import: a module names it as a plain constant
+    (`RULES = StudyMapping(_rules)`) and reads it like a dict."""
 
-    The module declares each such name with its type and no value (`STEPS: int`) and then
-    `_study = __getattr__ = on_first_use(globals(), _from_study)`, where `_from_study()` reads the study and returns
-    the values by name, exactly the declared ones. The first use computes them all and stores them in the module,
-    where every later use finds them as ordinary globals: from outside, `module.NAME` or `from module import NAME`
-    (through the module's `__getattr__`, PEP 562); from inside, a function calls `_study.read()` before it uses
-    them."""
+    def __init__(self, build: Callable[[], dict]) -> None:
+        self.build, self.built = build, {}
 
-    def __init__(self, namespace: dict, compute: Callable[[], dict]) -> None:
-        self.namespace, self.compute, self.done = namespace, compute, False
-        self.declared = {name for name in namespace.get("__annotations__", {}) if name not in namespace}
+    def _values(self) -> dict:
+        name = current_name()
+        if name not in self.built:
+            self.built[name] = self.build()
+        return self.built[name]
 
-    def read(self) -> None:
-        if not self.done:
-            values = self.compute()
-            if set(values) != self.declared:
-                raise RuntimeError(f"{self.namespace['__name__']} declares the study values {sorted(self.declared)}"
-                                   f" but computes {sorted(values)}")
-            self.namespace.update(values)
-            self.done = True
+    def __getitem__(self, key):
+        return self._values()[key]
 
-    def __call__(self, name: str):
-        if name.startswith("__"):  # a probe for a module attribute (__path__, __all__, ...), not a study value
-            raise AttributeError(f"module {self.namespace['__name__']!r} has no attribute {name!r}")
-        self.read()
-        try:
-            return self.namespace[name]
-        except KeyError:
-            raise AttributeError(f"module {self.namespace['__name__']!r} has no attribute {name!r}") from None
+    def __iter__(self):
+        return iter(self._values())
+
+    def __len__(self) -> int:
+        return len(self._values())

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from . import paper as paper_numbers
 from .stats import (Rate, clopper_pearson, fisher, mcnemar_exact, sign_flip_exact,  # noqa: F401  (clopper_pearson:
                     sign_test_greater, t_interval)  # readers use it)
-from .study import current as study_profile, on_first_use
+from .study import StudyMapping, current as study_profile
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_YET_RUN = "reproduced", "partly", "not reproduced", "not yet run"
 FINDING = "finding"  # this book's own result, no claim of the paper to compare with
@@ -42,9 +42,9 @@ R2_MIN_REPLICATES = 4
 R2_CLAIMS = {"init": "the initialization decides in part", "data": "the data order decides in part",
              "cell": "the pair decides beyond its two parts, against a run's own chance"}
 
-# Levels, named once: a chapter that prints a rule prints these numbers. Those the study sets (the paper's numbers,
-# C10's design) and the rules' words that print them are read on first use (`_from_study` below).
-PAPER_HELDOUT: float  # C2: the paper's 0-var held-out exact accuracy
+# Levels, named once: a chapter that prints a rule prints these numbers. Those the study sets are read from it when a
+# rule uses them: the paper's numbers (`paper`; C2 reads the paper's 0-var held-out exact accuracy, C9 the paper's
+# threshold) and C10's design (`c10_design`), as are the rules' words that print them (`RULES`).
 HELDOUT_MARGIN = 0.01  # C2: within one point of the paper
 SWAP_HELDOUT_LEVEL = 0.95  # C2: held-out pairs whose swap is held out too
 POOL_LEVEL = 0.95  # C3: each var-restricted pool at the end of training
@@ -57,9 +57,8 @@ FEW_FREQUENCIES = int(FEW_SHARE * 29)  # 9 of the 29 frequencies at N = 59
 SINGLE_NEURON_R2 = 0.9
 OLD_MAX_KEY_FREQUENCIES, OLD_SINGLE_NEURON_SHARE = 7, 0.5  # C7's rule before 2026-12 (see RULE_CHANGES)
 THRESHOLD_LEVEL, THRESHOLD_CLOSE, THRESHOLD_NEAR = 0.9, 0.1, 0.2  # C8, C9
-# C9 (stated 2026-12-02, before seeds 44-46 ran beyond r = 0.268): the fit's interval may be at most this wide (the
-# paper's value itself), else the verdict is inconclusive; its interval resamples seeds this many times.
-C9_INCONCLUSIVE_WIDTH: float
+# C9 (stated 2026-12-02, before seeds 44-46 ran beyond r = 0.268): the fit's interval may be at most as wide as the
+# paper's value itself, else the verdict is inconclusive; its interval resamples seeds this many times.
 C9_RESAMPLES = 2000
 C10_COPY, C10_EQ, C10_IDENTITY_LOW = 0.95, 0.9, 0.5  # C10's premise window: measures 5, 4 high and 3 low
 C10_MIN_WINDOW, C10_MIN_SEEDS = 3, 3  # checkpoints in a seed's window; seeds with a window
@@ -67,19 +66,32 @@ C10_MIN_WINDOW, C10_MIN_SEEDS = 3, 3  # checkpoints in a seed's window; seeds wi
 # which the identity component is removed, and the seeds each arm needs to be read.
 C10_REMOVE_TO, C10_MIN_ARM = 6000, 3
 # C10 at copying onset (stated 2026-12-04, before its runs; sweeps c10_onset and c10_onset_push, `c10_onset`): the
-# design from the study profile (studies/paper.yaml, c10.onset), the rule's own levels here. The identity pattern
-# has formed in a window when measure 3 reaches C10_IDENTITY_LOW there (half the variables' rows peak on their own).
-C10_TRIGGER: float  # measure 5 at the eval that starts the window
-C10_WINDOW: int  # steps steered
-C10_PUSH_SHARES: tuple[float, ...]
-C10_NECESSITY_CELLS: int
-C10_PUSH_CELLS: int
-C10_HOLD: int  # evaluations composition must hold (the early stop's)
-C10_BUDGET: int  # each run's steps at most
+# design from the study profile (studies/paper.yaml, c10.onset: `c10_design`), the rule's own levels here. The
+# identity pattern has formed in a window when measure 3 reaches C10_IDENTITY_LOW there (half the variables' rows peak
+# on their own).
 C10_COPY_MARGIN = 0.05  # the removal's mean measure 5 over the window within this of the twin's over the same steps
 C10_ONSET_P = 0.05  # each exact one-sided sign test
 C10_MIN_CELLS, C10_MIN_PUSH_CELLS = 8, 6  # necessity: cells that pass their checks; sufficiency: cells a push passes in
-C10_CLAMP_MARGIN: float  # the clamp's margin (studies/paper.yaml, c10.onset.clamp_margin; stated 2026-12-06)
+
+
+class C10Design(NamedTuple):
+    """C10's design, as the study sets it (studies/paper.yaml, c10.onset and composition)."""
+    C10_TRIGGER: float  # measure 5 at the eval that starts the window
+    C10_WINDOW: int  # steps steered
+    C10_PUSH_SHARES: tuple[float, ...]
+    C10_NECESSITY_CELLS: int
+    C10_PUSH_CELLS: int
+    C10_HOLD: int  # evaluations composition must hold (the early stop's)
+    C10_BUDGET: int  # each run's steps at most
+    C10_CLAMP_MARGIN: float  # the clamp's margin (c10.onset.clamp_margin; stated 2026-12-06)
+
+
+def c10_design() -> C10Design:
+    """C10's design, read from the study this process runs."""
+    onset, composition = study_profile()["c10"]["onset"], study_profile()["composition"]
+    return C10Design(float(onset["trigger"]), int(onset["window"]), tuple(float(s) for s in onset["push_shares"]),
+                     4 * len(onset["necessity_inits"]), len(onset["push_cells"]), composition["odds_hold"],
+                     composition["decide_steps"], float(onset["clamp_margin"]))
 
 # R3, the lookup's route in the held runs (stated 2026-12-06, before the route re-runs; `analysis.route`,
 # `experiments.c10_route`): the causal test's levels.
@@ -120,7 +132,6 @@ def rate_text(successes: int, trials: int) -> str:
     return Rate(successes, trials).text()
 
 
-RULES: dict[str, str]  # every rule in words, read on first use (`_rules`)
 
 OVER_SEEDS = ("Per seed as stated; over the seeds: reproduced if every seed reproduces it, partly if at least"
               " one seed reproduces it or partly does, not reproduced otherwise (or without seeds); the count comes"
@@ -128,7 +139,11 @@ OVER_SEEDS = ("Per seed as stated; over the seeds: reproduced if every seed repr
 
 
 def _rules() -> dict:
-    """Every rule in words (`RULES`, read on first use), with the levels it prints."""
+    """Every rule in words (`RULES`), with the levels it prints (those the study sets read from it)."""
+    # the levels the study sets, under the names the words print them by
+    PAPER_HELDOUT, C9_INCONCLUSIVE_WIDTH = paper_numbers.HELDOUT_EXACT.value, paper_numbers.R_THRESHOLD.value  # noqa: N806
+    (C10_TRIGGER, C10_WINDOW, C10_PUSH_SHARES, C10_NECESSITY_CELLS, C10_PUSH_CELLS, C10_HOLD, C10_BUDGET,  # noqa: N806
+     C10_CLAMP_MARGIN) = c10_design()
     return {  # the words keep their indentation of a module-level table
     "C1": ("Read on every seed that composed (1-var train ≥ 0.9 at the end). A seed shows the three phases when"
            " addition, a sharp jump (a rise of the 1-var/2-var train accuracies of at least 0.1 within 100 steps,"
@@ -359,22 +374,7 @@ def _rules() -> dict:
 }
 
 
-def _from_study() -> dict:
-    """The levels the study sets (the paper's numbers; C10's design, studies/paper.yaml c10.onset and composition),
-    then the rules' words, which print them."""
-    onset, composition = study_profile()["c10"]["onset"], study_profile()["composition"]
-    levels = {"PAPER_HELDOUT": paper_numbers.HELDOUT_EXACT.value,
-              "C9_INCONCLUSIVE_WIDTH": paper_numbers.R_THRESHOLD.value,
-              "C10_TRIGGER": float(onset["trigger"]), "C10_WINDOW": int(onset["window"]),
-              "C10_PUSH_SHARES": tuple(float(s) for s in onset["push_shares"]),
-              "C10_NECESSITY_CELLS": 4 * len(onset["necessity_inits"]), "C10_PUSH_CELLS": len(onset["push_cells"]),
-              "C10_HOLD": composition["odds_hold"], "C10_BUDGET": composition["decide_steps"],
-              "C10_CLAMP_MARGIN": float(onset["clamp_margin"])}
-    globals().update(levels)  # the words below print them
-    return {**levels, "RULES": _rules()}
-
-
-_study = __getattr__ = on_first_use(globals(), _from_study)
+RULES = StudyMapping(_rules)  # every rule in words: {claim: its rule}, with the levels the study sets
 
 OLD_C10_CAUSAL_WORDS = ("A causal test of the claim (stated 2026-12-03, before its runs). Necessity: in the first"
                         " three seeds that composed in the composition study (42, 44, 49), the identity component"
@@ -672,10 +672,10 @@ def c1_seed(p: Mapping) -> Verdict:
 
 def c2_seed(heldout: float, swap_heldout: float) -> Verdict:
     """C2 for one model: 0-var held-out exact accuracy, and the same on pairs whose swap is held out too."""
-    _study.read()  # PAPER_HELDOUT
-    full, swap_ok = heldout >= PAPER_HELDOUT - HELDOUT_MARGIN, swap_heldout >= SWAP_HELDOUT_LEVEL
+    paper = paper_numbers.HELDOUT_EXACT.value
+    full, swap_ok = heldout >= paper - HELDOUT_MARGIN, swap_heldout >= SWAP_HELDOUT_LEVEL
     text = (f"0-var held-out exact {heldout:.1%}; on pairs whose swap is also held out {swap_heldout:.1%}"
-            + _fails(("0-var held-out exact", f"{heldout:.1%}", f"≥ {PAPER_HELDOUT - HELDOUT_MARGIN:.1%}", full),
+            + _fails(("0-var held-out exact", f"{heldout:.1%}", f"≥ {paper - HELDOUT_MARGIN:.1%}", full),
                      ("swap held out too", f"{swap_heldout:.1%}", f"≥ {SWAP_HELDOUT_LEVEL:.0%}", swap_ok)))
     if full and swap_ok:
         return Verdict(REPRODUCED, text)
@@ -862,8 +862,7 @@ def c9_threshold(fit: Mapping, crossings: list[SeedCrossing], grid_top: float, r
     95 % "interval" over resampled seeds, and "seeds"); the censored per-seed median is reported beside it. Since
     2026-12-04 the fit reads every seed at the r grid's first values, the added seeds' sweep with the r sweep's:
     while fewer than `runs_planned` runs have finished it is not yet run; `devices` ({device: seeds}) is said."""
-    _study.read()  # C9_INCONCLUSIVE_WIDTH
-    paper = paper_numbers.R_THRESHOLD.value
+    paper = width = paper_numbers.R_THRESHOLD.value  # the widest interval read: the paper's value itself
     if runs_planned is not None and (runs_finished or 0) < runs_planned:
         return Verdict(NOT_YET_RUN, f"{runs_finished or 0} of {runs_planned} runs finished (the rule reads them all)")
     median = censored_median(crossings, grid_top)
@@ -877,9 +876,9 @@ def c9_threshold(fit: Mapping, crossings: list[SeedCrossing], grid_top: float, r
                                      f" rise of success with r; {median['text']}{where}")
     low, high = fit["interval"]
     text = (f"logistic fit: r* = {fit['threshold']:.3f} (success 50 %), 95 % interval {low:.3f}–{high:.3f} over"
-            f" {fit['seeds']} seeds resampled (width {high - low:.3f}, inconclusive above {C9_INCONCLUSIVE_WIDTH:g});"
+            f" {fit['seeds']} seeds resampled (width {high - low:.3f}, inconclusive above {width:g});"
             f" paper {paper:g}; {median['text']}{where}")
-    if high - low > C9_INCONCLUSIVE_WIDTH:
+    if high - low > width:
         return Verdict(INCONCLUSIVE, text)
     distance = max(0.0, low - paper, paper - high)
     return Verdict(REPRODUCED if distance == 0 else PARTLY if distance <= THRESHOLD_CLOSE else NOT_REPRODUCED, text)
@@ -1001,8 +1000,7 @@ def c10_necessity(cells: list[Mapping]) -> dict:
 
 
 def _window_end(reading: Mapping) -> int:
-    _study.read()  # C10_WINDOW comes from the study profile
-    return int(reading["trigger"]) + C10_WINDOW
+    return int(reading["trigger"]) + c10_design().C10_WINDOW
 
 
 def _during(reading: Mapping) -> bool:

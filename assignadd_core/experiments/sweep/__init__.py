@@ -30,30 +30,27 @@ set): a spinning OpenMP runtime steals the other workers' time. Nothing else cha
     python -m assignadd_core sweep status f_sweep
     python -m assignadd_core sweep annotate f_sweep                         # controls for older lines
 
-One job per module: `definition` (what a sweep is), `designs` (the study's sweeps, read from its profile on first
-use), `grid` (both by name), `store` (results files), `worker` (one point), `executors`
-(process pool, Ray), `driver` (run_sweep, annotate), `cli` (the command).
+One job per module: `definition` (what a sweep is; the study's sweeps by name, `get_sweep`), `designs` (the study's
+sweeps, read from its profile when imported, i.e. when a sweep is first used: `SWEEPS` here), `grid` (the study's
+sweeps and their values, for the chapters), `store` (results files), `worker` (one point), `executors` (process
+pool, Ray), `driver` (run_sweep, annotate), `commands` (the `sweep` command).
 """
+from ...rules.study import StudyMapping
 from ..threads import set_threads
-from .cli import cmd_annotate, cmd_list, cmd_run, cmd_status, register_cli
+from .commands import cmd_annotate, cmd_list, cmd_run, cmd_status, register_cli
+from .definition import Point, Sweep, coarse_to_fine, evenly_spaced, get_sweep, point_label, study_sweeps
 from .driver import FINISHED, annotate, run_sweep
 from .executors import EXECUTORS, _local, passive_wait
-from .grid import Point, Sweep, coarse_to_fine, evenly_spaced, get_sweep, point_label
 from .store import (CONTROLS, append_record, driver_lock, flat_row, grid_status, latest_records, read_records,
                     results_frame, results_path, scratch_dir, sweep_tables, sweeps_dir, write_csv)
 from .worker import RECORDED, run_controls, run_point
 
-__all__ = ["CONTROLS", "EXECUTORS", "FINISHED", "PAPER_SWEEP_STEPS", "RECORDED", "SWEEPS", "SWEEP_EVAL_EVERY",
+SWEEPS = StudyMapping(study_sweeps)  # the study's sweeps by name, read from its profile when first used
+
+__all__ = ["CONTROLS", "EXECUTORS", "FINISHED", "RECORDED", "SWEEPS",
            "Point", "Sweep", "annotate", "append_record", "cmd_annotate", "cmd_list", "cmd_run", "cmd_status",
            "coarse_to_fine", "driver_lock", "evenly_spaced", "flat_row", "get_sweep", "grid_status",
            "latest_records", "passive_wait", "point_label", "read_records", "register_cli", "results_frame",
            "results_path", "run_controls", "run_point", "run_sweep", "scratch_dir", "set_threads", "sweep_tables",
            "sweeps_dir", "write_csv"]
 
-
-def __getattr__(name: str):
-    """SWEEPS, PAPER_SWEEP_STEPS, SWEEP_EVAL_EVERY: the study's, on first use (`designs`)."""
-    if name in ("SWEEPS", "PAPER_SWEEP_STEPS", "SWEEP_EVAL_EVERY"):
-        from .designs import PAPER_SWEEP_STEPS, SWEEP_EVAL_EVERY, SWEEPS
-        return {"SWEEPS": SWEEPS, "PAPER_SWEEP_STEPS": PAPER_SWEEP_STEPS, "SWEEP_EVAL_EVERY": SWEEP_EVAL_EVERY}[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,24 +1,11 @@
-"""The sweeps by name: what a sweep is (`definition`: `Sweep`, `Point`, ...) and the study's own sweeps (`designs`:
-`SWEEPS`, with the values they are built from, e.g. `grid.F_GRID`, `grid.ODDS_INITS`). `designs` is imported on
-first use, when it reads the study profile, so importing the sweep machinery reads none."""
+"""The study's sweeps (`SWEEPS`) and the values they are built from (`F_GRID`, `ODDS_INITS`, ...), by name, for the
+chapters: importing this module reads the study profile (it imports `designs`). The sweep machinery (`sweep`,
+`definition`, `store`, ...) reads none; it finds a sweep through `definition.get_sweep` or `sweep.SWEEPS`, read when
+used."""
 from __future__ import annotations
 
-from ...core.config import ConfigError
-from .definition import (METRICS, MODE_COMPILE, Point, Sweep,  # noqa: F401  (names of a sweep)
-                         coarse_to_fine, evenly_spaced, point_label)
-
-
-def get_sweep(name: str) -> Sweep:
-    from .designs import SWEEPS
-    if name not in SWEEPS:
-        raise ConfigError(f"unknown sweep {name!r}; sweeps are {', '.join(SWEEPS)}")
-    return SWEEPS[name]
-
-
-def __getattr__(name: str):
-    """`grid.SWEEPS`, `grid.ODDS_INITS`, ...: the study's sweeps and their design values, from `designs`."""
-    if not name.startswith("__"):
-        import assignadd_core.experiments.sweep.designs as designs  # the module itself, not its package
-        if hasattr(designs, name):
-            return getattr(designs, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from .definition import (METRICS, MODE_COMPILE, Point, Sweep, coarse_to_fine, evenly_spaced,  # noqa: F401
+                         get_sweep, point_label)
+from .designs import (C10_ADD, C10_PUSH_SHARES, C10_REMOVE, DECIDE_STEPS, F_GRID, FACTORIAL_SEEDS,  # noqa: F401
+                      FLIP_PERTURBATIONS, ODDS_DATA, ODDS_INITS, PAPER_SWEEP_STEPS, POWER_SEEDS, POWER_STEPS,
+                      R_ADDED_VALUES, R_GRID, SWEEPS, fresh_seeds, onset_cells)

@@ -12,7 +12,7 @@ from ...core.locks import BusyError
 from ..threads import set_threads
 from .driver import MAX_GPU_STACK, annotate, run_sweep
 from .executors import EXECUTORS, ClusterError
-from .grid import Sweep, get_sweep, point_label
+from .definition import Sweep, get_sweep, point_label, study_sweeps
 from .store import CONTROLS, driver_lock, grid_status, results_path, write_csv
 
 
@@ -73,8 +73,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .designs import SWEEPS
-    for name, sweep in SWEEPS.items():
+    for name, sweep in study_sweeps().items():
         grid = "; ".join(f"{k}: {len(v)} values {v[0]:g}..{v[-1]:g}" for k, v in sweep.grid.items()) or "no grid"
         print(f"{name}: {grid} × seeds {list(sweep.seeds)}; {sweep.description}; base {sweep.base}")
     return 0
@@ -86,8 +85,7 @@ def register_cli(subparsers) -> None:
     sub = parser.add_subparsers(dest="sweep_command", required=True)
 
     def common(p: argparse.ArgumentParser, seeds: bool = True) -> None:
-        from .designs import SWEEPS  # the study's, on first use
-        p.add_argument("sweep", help=f"one of {', '.join(SWEEPS)}")
+        p.add_argument("sweep", help=f"one of {', '.join(study_sweeps())}")
         if seeds:
             p.add_argument("--seeds", type=int, nargs="+",
                            help="train seeds (default: the sweep's own, 42 and 43); finished ones are skipped")
