@@ -30,17 +30,18 @@ set): a spinning OpenMP runtime steals the other workers' time. Nothing else cha
     python -m assignadd_core sweep status f_sweep
     python -m assignadd_core sweep annotate f_sweep                         # controls for older lines
 
-One job per module: `definition` (what a sweep is; the study's sweeps by name, `get_sweep`), `designs` (the study's
-sweeps, read from its profile when imported, i.e. when a sweep is first used: `SWEEPS` here), `grid` (the study's
-sweeps and their values, for the chapters), `store` (results files), `worker` (one point), `executors` (process
+One job per module: `definition` (what a sweep is), `designs` (the study's sweeps, read from its profile when
+imported), `named` (the study's sweeps by name, `get_sweep`; `SWEEPS` here: designs imported when a sweep is first
+used), `grid` (the study's sweeps and their values, for the chapters), `store` (results files), `worker` (one point), `executors` (process
 pool, Ray), `driver` (run_sweep, annotate), `commands` (the `sweep` command).
 """
 from ...rules.study import StudyMapping
 from ..threads import set_threads
 from .commands import cmd_annotate, cmd_list, cmd_run, cmd_status, register_cli
-from .definition import Point, Sweep, coarse_to_fine, evenly_spaced, get_sweep, point_label, study_sweeps
+from .definition import Point, Sweep, coarse_to_fine, evenly_spaced, point_label
 from .driver import FINISHED, annotate, run_sweep
 from .executors import EXECUTORS, _local, passive_wait
+from .named import get_sweep, study_sweeps
 from .store import (CONTROLS, append_record, driver_lock, flat_row, grid_status, latest_records, read_records,
                     results_frame, results_path, scratch_dir, sweep_tables, sweeps_dir, write_csv)
 from .worker import RECORDED, run_controls, run_point

@@ -12,7 +12,8 @@ from ...core.locks import BusyError
 from ..threads import set_threads
 from .driver import MAX_GPU_STACK, annotate, run_sweep
 from .executors import EXECUTORS, ClusterError
-from .definition import Sweep, get_sweep, point_label, study_sweeps
+from .definition import Sweep, point_label
+from .named import get_sweep, study_sweeps
 from .store import CONTROLS, driver_lock, grid_status, results_path, write_csv
 
 

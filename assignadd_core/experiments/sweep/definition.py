@@ -1,5 +1,5 @@
-"""What a sweep is: a named grid over config fields × seeds (`Sweep`), its points and their run order; the study's own
-sweeps by name (`study_sweeps`, `get_sweep`), from `designs`."""
+"""What a sweep is: a named grid over config fields × seeds (`Sweep`), its points and their run order. The study's own
+sweeps are in `designs`; `named` finds them by name."""
 from __future__ import annotations
 
 import hashlib
@@ -192,15 +192,3 @@ def evenly_spaced(lo: float, hi: float, n: int) -> tuple[float, ...]:
     # rounded so configs, hashes and tables show the same short numbers
     return tuple(round(float(v), 6) for v in np.linspace(lo, hi, n))
 
-
-def study_sweeps() -> dict[str, Sweep]:
-    """The study's sweeps by name (`designs.SWEEPS`)."""
-    from . import designs  # here, not at the top: importing `designs` reads the study profile, only once a sweep is used
-    return designs.SWEEPS
-
-
-def get_sweep(name: str) -> Sweep:
-    sweeps = study_sweeps()
-    if name not in sweeps:
-        raise ConfigError(f"unknown sweep {name!r}; sweeps are {', '.join(sweeps)}")
-    return sweeps[name]

@@ -1,6 +1,6 @@
 """The study's sweeps (`SWEEPS`): each design's grid, seeds, base and run order, with the values it is built from,
 read from the study profile (`studies/paper.yaml` unless ASSIGNADD_STUDY names another) when this module is imported,
-i.e. when a sweep is first used (`definition.get_sweep`, `sweep.SWEEPS`, `grid`): the sweep machinery reads none."""
+i.e. when a sweep is first used (`named.get_sweep`, `sweep.SWEEPS`, `grid`): the sweep machinery reads none."""
 from __future__ import annotations
 
 from dataclasses import replace
