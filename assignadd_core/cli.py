@@ -1,4 +1,7 @@
-"""Command line: `python -m assignadd_core train|eval|config ...` (see --help of each)."""
+"""Command line: `python -m assignadd_core train|eval|config ...` (see --help of each).
+
+Each command imports the modules it needs inside its function: importing the whole package (torch, the model, the
+analyses, the report) takes seconds, which `--help` and a quick command should not wait for."""
 from __future__ import annotations
 
 import argparse
@@ -461,7 +464,7 @@ def cmd_power(args) -> int:
     def metrics_of(key):
         path = sweeps_dir() / "r_sweep" / f"{key}.csv"
         return pd.read_csv(path) if path.is_file() else None
-    out = power.report(done, metrics_of, R_GRID[:R_ADDED_VALUES], R_GRID[R_ADDED_VALUES:], sims=args.sims,
+    out = power.c9_report(done, metrics_of, R_GRID[:R_ADDED_VALUES], R_GRID[R_ADDED_VALUES:], sims=args.sims,
                        seed=args.seed)
     path = args.out or sweeps_dir() / "c9_power.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
@@ -486,7 +489,7 @@ def _power_r2(args) -> int:
         raise ConfigError(f"no results of {design.name} under {sweeps_dir()}: R2's power is simulated from its runs")
     # the model reads each run's cell, mode and outcome only: no run's metrics (its phase steps) are needed
     cells = odds.complete_cells(composition.study_table(records, {}))
-    out = odds_power.report(cells, sims=args.sims, seed=args.seed)
+    out = odds_power.r2_report(cells, sims=args.sims, seed=args.seed)
     path = args.out or sweeps_dir() / "r2_power.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     for row in out["power"]:

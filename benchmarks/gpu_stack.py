@@ -3,6 +3,7 @@ beside it on the CPU of the same machine (README, Performance).
 
     python benchmarks/gpu_stack.py                      # K in 1 16 64 256 on cuda; K in 1 16 on the CPU
     python benchmarks/gpu_stack.py --ks 1 16 --steps 201 --cpu-ks 1 --json
+    python benchmarks/gpu_stack.py --cpu-only --tiny --cpu-ks 1 2 --cpu-steps 11   # the CPU rows only, tiny: a check
 
 Each measurement trains K runs of the paper's configuration (seeds 1..K) from step 0 to `--steps` (an eval step:
 the nine pools and the progress measures every 100 steps, as the composition studies log them) in a fresh temporary
@@ -10,6 +11,9 @@ folder with `stacked.train_stacked(..., until=steps)`, so the time holds the dat
 processes), every evaluation, the CUDA graph's capture and the metrics files; it leaves out the end-of-run work
 (the exact sets, final.json), which a run does once. Printed: wall time, run-steps/s, ms per step of the stack,
 and the projected time of the committed studies' run-steps (`--study-run-steps`) at the largest K's rate.
+`--cpu-only` measures the CPU rows alone (no GPU needed); `--tiny` trains the tests' tiny configuration instead of
+the paper's (modulus 7, 4 variables, a 16-wide model, batch 32, evaluation every 10 steps): a check that the
+benchmark runs (tests/test_benchmarks.py), not a measurement.
 """
 from __future__ import annotations
 
@@ -29,10 +33,13 @@ from assignadd_core.experiments import stacked  # noqa: E402
 from assignadd_core.core.config import RunConfig  # noqa: E402
 
 STUDY_RUN_STEPS = 10_600_000  # the committed studies' run-steps (README, Performance): about a day of one CPU core
+TINY = dict(modulus=7, n_vars=4, n_left_only=1, n_right_only=1, d_model=16, d_mlp=32, batch_size=32, pool_size=50,
+            eval_every=10, probe_every=20)
 
 
-def measure(k: int, steps: int, device: str, data_workers: int, bf16: bool) -> dict:
-    configs = [RunConfig().replace(seed=s, steps=max(steps + 100, 1000), bf16=bf16) for s in range(1, k + 1)]
+def measure(k: int, steps: int, device: str, data_workers: int, bf16: bool, tiny: bool = False) -> dict:
+    base = RunConfig().replace(**TINY) if tiny else RunConfig()
+    configs = [base.replace(seed=s, steps=max(steps + 100, 1000), bf16=bf16) for s in range(1, k + 1)]
     with tempfile.TemporaryDirectory() as folder:
         tic = time.perf_counter()
         stacked.train_stacked(configs, [Path(folder) / f"r{i}" for i in range(k)], device=device, progress=False,
@@ -54,21 +61,25 @@ def main(argv=None) -> int:
     parser.add_argument("--data-workers", type=int, default=max(0, (os.cpu_count() or 1) - 2))
     parser.add_argument("--bf16", action="store_true", help="bf16 autocast (the authors' mode) on the GPU")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cpu-only", action="store_true", help="the CPU rows alone (no GPU needed)")
+    parser.add_argument("--tiny", action="store_true", help="the tests' tiny configuration: checks the benchmark runs")
     args = parser.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("error: torch sees no CUDA GPU here; this benchmark measures a GPU (use benchmarks/train_step.py"
-              " on a CPU)", file=sys.stderr)
+    if not args.cpu_only and not torch.cuda.is_available():
+        print("error: torch sees no CUDA GPU here; this benchmark measures a GPU (--cpu-only for its CPU rows; use"
+              " benchmarks/train_step.py on a CPU)", file=sys.stderr)
         return 2
-    results = [measure(k, args.steps, "cuda", args.data_workers, args.bf16) for k in args.ks]
-    results += [measure(k, args.cpu_steps, "cpu", args.data_workers, False) for k in args.cpu_ks]
-    best = max((r for r in results if r["device"] == "cuda"), key=lambda r: r["run_steps_per_s"])
-    summary = {"gpu": torch.cuda.get_device_name(0), "cpu_threads": torch.get_num_threads(), "results": results,
-               "study_run_steps": STUDY_RUN_STEPS,
+    gpu_ks = () if args.cpu_only else args.ks
+    results = [measure(k, args.steps, "cuda", args.data_workers, args.bf16, args.tiny) for k in gpu_ks]
+    results += [measure(k, args.cpu_steps, "cpu", args.data_workers, False, args.tiny) for k in args.cpu_ks]
+    best = max(results, key=lambda r: (r["device"] == "cuda", r["run_steps_per_s"]))
+    summary = {"gpu": torch.cuda.get_device_name(0) if gpu_ks else None, "cpu_threads": torch.get_num_threads(),
+               "results": results, "study_run_steps": STUDY_RUN_STEPS,
                "study_minutes_at_best": round(STUDY_RUN_STEPS / best["run_steps_per_s"] / 60, 1)}
     if args.json:
         print(json.dumps(summary, indent=1))
         return 0
-    print(f"{summary['gpu']}; CPU rows at {summary['cpu_threads']} threads; data workers {args.data_workers}")
+    print(f"{summary['gpu'] or 'no GPU measured'}; CPU rows at {summary['cpu_threads']} threads; data workers"
+          f" {args.data_workers}")
     print(f"{'device':6} {'K':>4} {'steps':>6} {'wall s':>8} {'run-steps/s':>12} {'ms/stack step':>14}")
     for r in results:
         print(f"{r['device']:6} {r['k']:>4} {r['steps']:>6} {r['wall_s']:>8.2f} {r['run_steps_per_s']:>12,.0f}"

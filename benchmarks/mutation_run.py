@@ -26,14 +26,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 # module -> the tests that check it (a test that only passes a module's output along is not listed)
 PLAN = {
-    "assignadd_core/core/data.py": "tests/test_data.py tests/test_pools.py",
+    "assignadd_core/core/data.py": "tests/test_data.py tests/test_pools.py tests/test_data_golden.py",
+    "assignadd_core/experiments/fast_data.py": "tests/test_data_golden.py tests/test_data.py",
     "assignadd_core/core/model.py": "tests/test_model.py tests/test_bf16.py",
     "assignadd_core/core/trainer.py": "tests/test_trainer.py tests/test_trainer_details.py tests/test_bf16.py tests/test_continue.py",
     "assignadd_core/core/evaluation.py": "tests/test_evaluation.py",
     "assignadd_core/measure/measures.py": "tests/test_measures.py",
     "assignadd_core/rules/verdicts.py": "tests/test_verdicts.py",
     "assignadd_core/report/claims.py": "tests/test_claims_records.py",
-    "assignadd_core/core/config.py": "tests/test_config.py tests/test_compiled.py tests/test_architecture.py",
+    "assignadd_core/core/config.py": ("tests/test_config.py tests/test_compiled.py tests/test_architecture.py"
+                                      " tests/test_plugins.py tests/test_perturb.py"),
     "assignadd_core/analysis/series.py": "tests/test_series.py",
     "assignadd_core/experiments/per_seed.py": "tests/test_per_seed.py",
     "assignadd_core/experiments/rescue.py": "tests/test_rescue.py",

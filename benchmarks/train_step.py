@@ -3,6 +3,7 @@
     python benchmarks/train_step.py [--reps 30] [--threads N] [--json] [--clock wall|cpu]
                                     [--stack-sizes 1 4 16] [--no-compiled]
                                     [--thread-counts 1 2] [--policies default PASSIVE ACTIVE] [--no-combinations]
+                                    [--tiny]
 
 In this process, with the settings training uses by default (torch's thread count and the
 inherited OpenMP wait policy, unless --threads): ms/step for the naive fp32 step (full hooked
@@ -25,6 +26,10 @@ How far any faster step could go: the step's matrix products alone (fused path, 
 forward's FLOPs) at this process's own rate for one large fp32 product (`gemm_gflops`), with data and evaluation
 as measured: that floor's runs per CPU-hour over the eager fused step's is `ceiling_gain`, the most a faster fp32
 step can give without changing the evaluation.
+
+`--tiny` runs every measurement on the tests' tiny configuration (modulus 7, 4 variables, a 16-wide model, batch
+32) instead of the paper's: it checks that the benchmark runs, in seconds (tests/test_benchmarks.py); its times mean
+nothing.
 
 `--json` prints one object with the keys naive_fp32_ms, fused_fp32_ms, fused_bf16_ms, ratio_fp32,
 data_share, projected_paper_run_min (stable interface) plus detail keys, among them threads,
@@ -62,6 +67,7 @@ POLICIES = ("default", "PASSIVE", "ACTIVE")  # "default": OMP_WAIT_POLICY unset
 # sharing the cores inflate far less (--clock cpu: the way to measure on a busy machine)
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 clock = CLOCKS["wall"]
+TINY = dict(modulus=7, n_vars=4, n_left_only=1, n_right_only=1, d_model=16, d_mlp=32, batch_size=32, pool_size=50)
 
 
 def matmul_flops(config: RunConfig, fused: bool) -> float:
@@ -100,8 +106,8 @@ def time_it(fn, reps: int) -> float:
     return statistics.median(samples)
 
 
-def paper_step_setup():
-    config = RunConfig()
+def paper_step_setup(tiny: bool = False):
+    config = RunConfig().replace(**TINY) if tiny else RunConfig()
     model = initial_model(config)
     optimizer = make_optimizer(model, config)
     stream = TrainStream(config.task, config.train.batch_size, config.train.seed)
@@ -133,9 +139,9 @@ def compiled_step_ms(config: RunConfig, reps: int, k: int | None) -> tuple[float
     return time_it(lambda: step(tokens, answers), reps), compile_s
 
 
-def child(thread_counts: list[int], reps: int) -> None:
+def child(thread_counts: list[int], reps: int, tiny: bool) -> None:
     """One policy (this process's environment): the fused fp32 step at each thread count, as JSON."""
-    *_, fused_step = paper_step_setup()
+    *_, fused_step = paper_step_setup(tiny)
     policy = os.environ.get("OMP_WAIT_POLICY", "default")
     rows = []
     for threads in thread_counts:
@@ -145,7 +151,7 @@ def child(thread_counts: list[int], reps: int) -> None:
     print(json.dumps(rows))
 
 
-def combinations(thread_counts: list[int], policies: list[str], reps: int) -> list[dict]:
+def combinations(thread_counts: list[int], policies: list[str], reps: int, tiny: bool) -> list[dict]:
     """Each policy in a fresh process (one at a time, so they do not compete for the cores)."""
     rows = []
     for policy in policies:
@@ -153,7 +159,8 @@ def combinations(thread_counts: list[int], policies: list[str], reps: int) -> li
         if policy != "default":
             env["OMP_WAIT_POLICY"] = policy
         done = subprocess.run([sys.executable, __file__, "--child", "--reps", str(reps), "--thread-counts",
-                               *map(str, thread_counts)], env=env, capture_output=True, text=True)
+                               *map(str, thread_counts), *(["--tiny"] if tiny else [])], env=env, capture_output=True,
+                              text=True)
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise SystemExit(f"error: the OMP_WAIT_POLICY={policy} measurement failed: {last}")
@@ -178,6 +185,7 @@ def main() -> None:
                         help="time durations as wall time (default) or as this process's CPU time, which other"
                              " processes on the cores inflate far less")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--tiny", action="store_true", help="the tests' tiny configuration: checks the benchmark runs")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     global clock
@@ -185,11 +193,11 @@ def main() -> None:
     default_threads = torch.get_num_threads()
     thread_counts = args.thread_counts or sorted({1, default_threads})
     if args.child:
-        child(thread_counts, args.reps)
+        child(thread_counts, args.reps, args.tiny)
         return
     if args.threads:
         torch.set_num_threads(args.threads)
-    config, model, optimizer, stream, tokens, answers, fused_step = paper_step_setup()
+    config, model, optimizer, stream, tokens, answers, fused_step = paper_step_setup(args.tiny)
 
     def naive_step():
         loss = F.cross_entropy(model(tokens)[:, -1], answers)
@@ -264,7 +272,7 @@ def main() -> None:
                   ceiling_gain=round(per_cpu_hour(projected(floor)) / per_cpu_hour(projected_s), 2),
                   step_for_2x_ms=round(for_2x * 1e3, 2))
     if not args.no_combinations:
-        rows = combinations(thread_counts, args.policies, args.reps)
+        rows = combinations(thread_counts, args.policies, args.reps, args.tiny)
         result["combinations"] = rows
         result["fastest"] = min(rows, key=lambda r: r["fused_fp32_ms"])
     if args.json:

@@ -23,7 +23,7 @@ def fresh_caches_under_mutation_testing():
         from assignadd_core.experiments import fast_data
         from assignadd_core.measure import measures
         for cached in (data.make_split, data.eval_pools, data.exact_sets, fast_data._layout, fast_data._smallest_network,
-                       fast_data._training_tables, measures.measurement_batch):
+                       fast_data._training_tables, fast_data.agrees, measures.measurement_batch):
             getattr(cached, "cache_clear", lambda: None)()
     yield
 

@@ -194,9 +194,8 @@ def test_frequencies_for_share_default_and_unnormalised_power():
 
 def test_median_active_r2_reads_only_the_active_neurons(monkeypatch):
     from types import SimpleNamespace
-    from assignadd_core.analysis import fourier
-    monkeypatch.setattr(fourier, "neuron_importance", lambda model, maps: np.array([1.0, 0.5, 0.04, 0.2]))
-    monkeypatch.setattr(fourier, "fit_two_operand_frequency", lambda maps: SimpleNamespace(r2=np.array([0.9, 0.8, 0.1, 0.3])))
+    monkeypatch.setattr(controls, "neuron_importance", lambda model, maps: np.array([1.0, 0.5, 0.04, 0.2]))
+    monkeypatch.setattr(controls, "fit_two_operand_frequency", lambda maps: SimpleNamespace(r2=np.array([0.9, 0.8, 0.1, 0.3])))
     assert controls.median_active_r2(None, None) == pytest.approx(0.8)  # neurons 0, 1, 3 (≥ 5 % of the largest)
     assert controls.median_active_r2(None, None, rel=0.3) == pytest.approx(0.85)  # neurons 0, 1
 

@@ -202,3 +202,24 @@ def test_compact_rows_are_the_same_numbers(modulus, dtype):
         assert compact_dtype(task) == compact.tokens.dtype == compact.answers.dtype == dtype
         assert wide.tokens.dtype == wide.answers.dtype == torch.long
         assert torch.equal(compact.tokens.long(), wide.tokens) and torch.equal(compact.answers.long(), wide.answers)
+
+
+def test_a_fork_that_changes_the_reference_trains_on_its_own_batches(monkeypatch, capsys):
+    """The fast generator checks itself against `core.data` once per task: where a fork builds its sequences another
+    way, the training stream is the reference's, said in one line."""
+    from assignadd_core.core import data
+    task = TaskConfig(**TINY_TASK, pool_size=50)
+    assert fast_data.agrees(task) and capsys.readouterr().err == ""
+    real = data.build_sequences
+
+    def reversed_prefix(task, *args, **kwargs):  # another sequence format: the prefix written backwards
+        batch = real(task, *args, **kwargs)
+        batch.tokens[:, :task.prefix_len] = batch.tokens[:, :task.prefix_len].flip(1)
+        return batch
+    monkeypatch.setattr(data, "build_sequences", reversed_prefix)
+    fast_data.agrees.cache_clear()
+    try:
+        assert torch.equal(fast_data.stream_chunk(task, 8, 3, 0, 2)[0], data.stream_chunk(task, 8, 3, 0, 2)[0])
+        assert "builds other training rows" in capsys.readouterr().err
+    finally:
+        fast_data.agrees.cache_clear()

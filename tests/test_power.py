@@ -38,14 +38,14 @@ def model(a, b, sd, comp_a=5.0):
 
 def test_power_is_high_for_a_sharp_threshold_and_nil_for_a_flat_one():
     low, high = np.linspace(0.01, 0.63, 13), np.linspace(0.68, 0.99, 7)
-    sharp = power.power(model(-6.0, 30.0, 0.01), low, high, seed_counts=(10,), sims=12, resamples=60)
+    sharp = power.seed_power(model(-6.0, 30.0, 0.01), low, high, seed_counts=(10,), sims=12, resamples=60)
     assert sharp["p_narrow"].iloc[0] >= 0.9 and sharp["median_width"].iloc[0] < 0.2
-    flat = power.power(model(0.0, 0.0, 0.5), low, high, seed_counts=(10,), sims=12, resamples=60)
+    flat = power.seed_power(model(0.0, 0.0, 0.5), low, high, seed_counts=(10,), sims=12, resamples=60)
     assert flat["p_narrow"].iloc[0] == 0.0  # no rise with r: no interval, never narrow enough
 
 
 def test_the_simulated_data_set_has_the_sweeps_layout():
-    data = power.simulate(model(-1.0, 7.0, 0.8, comp_a=-20.0), [0.1, 0.2], [0.9], n_seeds=4, high_seeds=2,
+    data = power.simulate_sweep(model(-1.0, 7.0, 0.8, comp_a=-20.0), [0.1, 0.2], [0.9], n_seeds=4, high_seeds=2,
                           rng=np.random.default_rng(0))
     assert len(data) == 4 * 2 + 2 and set(data["seed"]) == {0, 1, 2, 3}
     assert (data["1var_train"] == 0).all()  # a composition log-odds of -20: no run composes

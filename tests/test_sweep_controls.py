@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from assignadd_core.experiments import sweep as sweeps
+from assignadd_core.experiments.sweep import named
 from assignadd_core.analysis.controls import swap_heldout_accuracy
 from assignadd_core.cli import main
 from assignadd_core.core.run_folder import Run
@@ -48,7 +49,7 @@ def test_every_point_records_the_swap_control_of_its_final_model(tmp_path):
 
 def test_annotate_fills_in_old_records_and_names_those_without_weights(tmp_path, monkeypatch, capsys):
     sweep = tiny_sweep()
-    monkeypatch.setitem(sweeps.SWEEPS, "tiny", sweep)
+    monkeypatch.setattr(named, "study_sweeps", lambda real=named.study_sweeps: {**real(), "tiny": sweep})
     run_sweep(sweep, results_dir=tmp_path, workers=1, progress=False)
     path = results_path(sweep, tmp_path)
     current = by_fraction(read_records(path))

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from assignadd_core.core import trainer
-from assignadd_core.experiments import training
+from assignadd_core.experiments.sweep import worker
 from assignadd_core.cli import main
 from assignadd_core.experiments.sweep import Sweep, _local, read_records, results_path, run_point, run_sweep
 from assignadd_core.core.trainer import DeviceError
@@ -49,7 +49,7 @@ def test_an_error_naming_the_scratch_folder_is_recorded_without_this_machines_pa
     def broken(config, path, **kwargs):
         raise RuntimeError(f"{path}/config.json: unreadable")
 
-    monkeypatch.setattr(training, "train", broken)
+    monkeypatch.setattr(worker, "train", broken)
     record = run_point({"key": point.key, "overrides": point.overrides, "work_dir": str(tmp_path), "threads": 1})
     assert record["status"] == "error"
     assert record["reason"] == f"RuntimeError: <scratch>/{point.key}/config.json: unreadable"

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from assignadd_core.core import trainer
-from assignadd_core.experiments import training
+from assignadd_core.experiments import named_runs, training
 from assignadd_core.core.checkpoint import load_model
 from assignadd_core.core.config import ConfigError
 from assignadd_core.core.data import EXACT_NAMES, POOL_NAMES
@@ -159,7 +159,7 @@ def test_train_or_load_loads_a_finished_run_without_training(tiny_config, tiny_r
     def no_training(*args, **kwargs):
         raise AssertionError("train_or_load trained a finished run")
 
-    monkeypatch.setattr(training, "train", no_training)
+    monkeypatch.setattr(named_runs, "train", no_training)
     run = train_or_load(tiny_config, name=tiny_run.name, root=tiny_run.path.parent, progress=False)
     assert run.path == tiny_run.path
     with pytest.raises(ConfigError) as excinfo:

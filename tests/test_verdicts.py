@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from assignadd_core.rules import paper
 from assignadd_core.rules import verdicts as v
 from assignadd_core.rules.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_YET_RUN, PARTLY, REPRODUCED
 
@@ -195,7 +196,7 @@ def test_r1_is_a_finding_with_its_interval():
 
 # ---------------------------------------------------------------------------- every boundary sits where the rule says
 def test_c2_boundaries_are_inclusive():
-    floor = v.PAPER_HELDOUT - v.HELDOUT_MARGIN
+    floor = paper.HELDOUT_EXACT.value - v.HELDOUT_MARGIN
     assert v.c2_seed(floor, v.SWAP_HELDOUT_LEVEL).verdict == REPRODUCED
     assert v.c2_seed(0.9, 0.0).verdict == PARTLY  # exactly 0.9 on the full set
     assert v.c2_seed(0.8999, 0.0).verdict == NOT_REPRODUCED

@@ -7,6 +7,7 @@ record per run (its config: seed = data order, init_seed) and one metrics table 
 from __future__ import annotations
 
 from dataclasses import dataclass
+import itertools
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ from ..rules.stats import Rate, fisher, mcnemar_exact, rate as count  # noqa: F4
 from ..rules.verdicts import composed
 from .phases import detect_phases
 from .sweep_records import finished
+from ..core.data import TrainStream
 
 FISHER_LEVEL = 0.05
 
@@ -156,9 +158,8 @@ def factorial_by_initialization(table: pd.DataFrame, composers, failers) -> dict
     exact Mann-Whitney test of the per-initialization rates (4 against 4) and the exact permutation test of the
     group labels (every way to call 4 of the 8 initializations 'composers'; statistic: the difference of the
     groups' mean rates; two-sided)."""
-    import itertools
 
-    from scipy.stats import mannwhitneyu
+    from scipy.stats import mannwhitneyu  # here, not at the top: a slow import (scipy)
     off = table[table["init"] != table["data"]]
     per_init = off.groupby("init")["composed"].agg(["sum", "count"])
     per_init["rate"] = per_init["sum"] / per_init["count"]
@@ -218,7 +219,6 @@ def stream_overlap(task_a, task_b, seed: int, steps=range(1, 201), batch_size: i
     """How much two training streams of one data seed under two task settings (e.g. f = 0.648 and 0.7) share, over
     `steps`: the share of sequences with the same layout (which positions hold a number, a variable or another
     token) and the share of tokens that are equal. Two data orders drawn apart share neither beyond chance."""
-    from ..core.data import TrainStream
     a, b = TrainStream(task_a, batch_size, seed), TrainStream(task_b, batch_size, seed)
     n = task_a.modulus
 

@@ -23,6 +23,8 @@ from ..core.data import Batch, exact_sets, make_split
 from ..core.evaluation import batch_correct
 from ..core.model import AssignAddTransformer, initial_model
 from .interventions import copy_out_hook, distractor_with_other_value, lookup_pattern_hook, predict
+from .addition import cosine_matrix, last_position, mlp_input_hook, twin_batches
+from .fourier import active_neurons, fit_two_operand_frequency, neuron_importance, neuron_preactivations
 
 
 # ---------------------------------------------------------------------------- C2
@@ -101,7 +103,6 @@ def pair_relation_groups(pairs: torch.Tensor, modulus: int) -> dict[str, torch.T
 def mlp_input_cosines(model: AssignAddTransformer, kind: str = "2var", seed: int = 0) -> dict[str, float]:
     """Mean cosine of the layer-2 MLP input at `=` between a literal sequence and variable sequences of each
     relation to its pair, plus the ceiling: the same literal query behind two different prefixes."""
-    from .addition import cosine_matrix, last_position, mlp_input_hook, twin_batches
     task = model.config.task
     literal, variable = twin_batches(task, kind, seed)
     other_literal, _ = twin_batches(task, kind, seed + 1)
@@ -125,7 +126,6 @@ def frequencies_for_share(fractions: np.ndarray, share: float = 0.7) -> list[int
 
 
 def median_active_r2(model: AssignAddTransformer, maps: np.ndarray, rel: float = 0.05) -> float:
-    from .fourier import active_neurons, fit_two_operand_frequency, neuron_importance
     active = active_neurons(neuron_importance(model, maps), rel)
     return float(np.median(fit_two_operand_frequency(maps).r2[active]))
 
@@ -136,7 +136,6 @@ def fourier_null(model: AssignAddTransformer, n_untrained: int = 10, n_shuffles:
     """Median R² of the active neurons: for the model, for untrained networks of the same config, and for the
     model's own maps with the operand values shuffled (same permutation for every neuron, which keeps each
     neuron's values but destroys any structure in n and m)."""
-    from .fourier import neuron_preactivations
     maps = neuron_preactivations(model, source)
     untrained = []
     for i in range(n_untrained):

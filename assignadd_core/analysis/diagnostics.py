@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import pandas as pd
 
 from ..measure import roles
 from ..core.data import Batch, Vocab
@@ -116,7 +117,6 @@ def probe_table(model: AssignAddTransformer, batch: Batch, hooks: tuple[str, ...
     before and after the copy head's block, layer 1): which variable precedes the token (n_vars classes) and which
     number it is (N classes). Before layer 1 the stream holds the token and its position, not the variable; after
     layer 1 both should be readable."""
-    import pandas as pd
     hooks = hooks or (roles.hook(model, "resid_pre", roles.COPY), roles.hook(model, "resid_post", roles.COPY))
     task = model.config.task
     vocab = Vocab(task)

@@ -28,7 +28,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..rules.stats import clopper_pearson
+from ..rules.stats import clopper_pearson, mcnemar_exact, rate as count
+from ..rules.verdicts import R2_MIN_REPLICATES
 
 FACTORS = ("init", "data", "cell")
 SD_PRIOR_SCALE = 2.5  # half-Cauchy scale of each SD on the logit scale (weakly informative)
@@ -78,7 +79,7 @@ def fit_crossed(table: pd.DataFrame, draws: int = 4000, burn: int = 1000, seed: 
     mean over the runs, per draw}. A design with one mode only has no mode term (its draws are zeros); a table with
     a `kind` column has one fixed effect per replicate kind (eager the reference) and its "mode" is the compiled
     kind's."""
-    from polyagamma import random_polyagamma
+    from polyagamma import random_polyagamma  # here, not at the top: a slow import (polyagamma)
 
     rng = np.random.default_rng(seed)
     a = design_arrays(table)
@@ -249,7 +250,6 @@ def complete_cells(table: pd.DataFrame, modes=("eager", "compiled")) -> pd.DataF
 def mode_comparison(table: pd.DataFrame) -> dict:
     """Eager against compiled on the same cells: each mode's count, the cells whose outcome differs each way, the
     exact McNemar p (does one mode compose more often?) and the between-mode flip rate with its exact interval."""
-    from ..rules.stats import mcnemar_exact, rate as count
     pairs = complete_cells(table).pivot_table(index=["init", "data"], columns="mode", values="composed",
                                               aggfunc="first")
     eager, compiled = pairs["eager"].astype(bool), pairs["compiled"].astype(bool)
@@ -338,7 +338,6 @@ def replicated_cells(design: pd.DataFrame, nudged: pd.DataFrame, replicates: int
     and `compiled` 0/1 (as the run asked or, for a nudged run, as its record says), only the cells that have all
     `replicates` runs (R2_MIN_REPLICATES: eager, compiled and both nudges), in a fixed layer order (eager,
     compiled, nudge 1, nudge 2): `cell_array`'s and `fit_crossed`'s input."""
-    from ..rules.verdicts import R2_MIN_REPLICATES
     replicates = R2_MIN_REPLICATES if replicates is None else replicates
     modes = design[design["mode"].isin(("eager", "compiled"))].assign(kind=lambda d: d["mode"], layer=0)
     modes["layer"] = (modes["kind"] == "compiled").astype(int)

@@ -26,7 +26,7 @@ REPLICATE_KINDS = ("eager", "compiled", "nudged", "nudged")  # a cell's four run
 SCENARIOS = ("as fitted", "no pair effect", "over the posterior")
 
 
-def simulate(intercept: float, sds: dict, compiled_effect: float, n_init: int, n_data: int,
+def simulate_design(intercept: float, sds: dict, compiled_effect: float, n_init: int, n_data: int,
              rng: np.random.Generator) -> np.ndarray:
     """One design's outcomes as [init, data, replicate] (0/1), from logit P = b0 + u_init + v_data + w_cell (+ the
     compiled mode's effect on the second replicate)."""
@@ -48,7 +48,7 @@ def _parameters(fit: dict, scenario: str, rng: np.random.Generator) -> tuple[flo
     return float(np.median(fit["intercept"])), sds, float(np.median(fit["mode"]))
 
 
-def power(fit: dict, n_init: int, n_data: int, sims: int = 200, seed: int = 0) -> pd.DataFrame:
+def design_power(fit: dict, n_init: int, n_data: int, sims: int = 200, seed: int = 0) -> pd.DataFrame:
     """Per scenario and test (init, data, cell): how many of `sims` simulated designs the test rejects at LEVEL,
     with the exact 95 % interval of that rate."""
     if sims < 1:
@@ -58,7 +58,7 @@ def power(fit: dict, n_init: int, n_data: int, sims: int = 200, seed: int = 0) -
     for scenario in SCENARIOS:
         rejected = dict.fromkeys(odds.FACTORS, 0)
         for s in range(sims):
-            outcomes = simulate(*_parameters(fit, scenario, rng), n_init, n_data, rng)
+            outcomes = simulate_design(*_parameters(fit, scenario, rng), n_init, n_data, rng)
             p = {"init": odds.factor_permutation_p(outcomes, 0, seed=s),
                  "data": odds.factor_permutation_p(outcomes, 1, seed=s),
                  "cell": odds.cell_permutation_p(outcomes, seed=s)}
@@ -71,13 +71,13 @@ def power(fit: dict, n_init: int, n_data: int, sims: int = 200, seed: int = 0) -
     return pd.DataFrame(rows)
 
 
-def report(cells: pd.DataFrame, sims: int = 200, seed: int = 0) -> dict:
+def r2_report(cells: pd.DataFrame, sims: int = 200, seed: int = 0) -> dict:
     """The whole calculation as one JSON-ready record, from the crossed design's eager and compiled runs
     (`odds.complete_cells`): the day it was computed, the fit it simulates from (posterior medians and 95 %
     intervals) and the power table."""
     fit = odds.fit_crossed(cells, seed=seed)
     n_init, n_data = cells["init"].nunique(), cells["data"].nunique()
-    table = power(fit, n_init, n_data, sims=sims, seed=seed)
+    table = design_power(fit, n_init, n_data, sims=sims, seed=seed)
     summary = {**{f"sd_{f}": odds.interval(fit["sd"][f]) for f in odds.FACTORS},
                "intercept": odds.interval(fit["intercept"]), "compiled": odds.interval(fit["mode"])}
     return {"computed": date.today().isoformat(), "runs": int(len(cells)), "cells": int(n_init * n_data), "replicates": len(REPLICATE_KINDS),

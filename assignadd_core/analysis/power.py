@@ -1,5 +1,6 @@
 """C9's power calculation (stated 2026-12-04, before the added seeds ran): how many seeds the r sweep needs for C9's
-own estimator to give an interval no wider than `verdicts.C9_INCONCLUSIVE_WIDTH`, and what the step budget does.
+own estimator to give an interval no wider than the rule's width (the paper's threshold itself), and what the step
+budget does.
 
 * **The model of today's data.** Two random-intercept logistic models with the seed as the random effect, fitted by
   maximum likelihood (the seed's intercept integrated out by Gauss-Hermite quadrature): whether a run composes,
@@ -23,8 +24,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..rules import verdicts
 from ..rules.verdicts import THRESHOLD_LEVEL, composed
+from ..rules import paper
+from ..rules.stats import Rate
+from .thresholds import logistic_threshold
 
 QUADRATURE_NODES = 30
 SIM_RESAMPLES = 400  # seed resamples per simulated data set (the verdict uses C9_RESAMPLES, 2,000)
@@ -52,7 +55,7 @@ def fit_random_intercept(x, y, groups, slope: bool = True) -> dict:
     """Maximum-likelihood fit of logit P(y) = a (+ b x) + u_group, u ~ N(0, sd^2): {"a", "b" (0 without a slope),
     "sd", "loglik", "groups"}. The SD is bounded to [1e-3, 20] on the logit scale (a separated data set cannot run
     it off)."""
-    from scipy.optimize import minimize
+    from scipy.optimize import minimize  # here, not at the top: a slow import (scipy)
     x, y, groups = np.asarray(x, float), np.asarray(y, float), np.asarray(groups)
 
     def unpack(theta):
@@ -78,7 +81,7 @@ def fit_today(done: pd.DataFrame, field: str = "two_var_rate", metric: str = "va
                                             kept["seed"].to_numpy())}
 
 
-def simulate(model: dict, low_values, high_values, n_seeds: int, high_seeds: int, rng: np.random.Generator,
+def simulate_sweep(model: dict, low_values, high_values, n_seeds: int, high_seeds: int, rng: np.random.Generator,
              field: str = "two_var_rate") -> pd.DataFrame:
     """One data set as a sweep's finished runs (seed, field, 1var_train, value): `n_seeds` seeds at `low_values`,
     the first `high_seeds` of them also at `high_values`; `value` is 1.0 for a success, 0.0 otherwise."""
@@ -95,20 +98,18 @@ def simulate(model: dict, low_values, high_values, n_seeds: int, high_seeds: int
     return pd.DataFrame(rows)
 
 
-def power(model: dict, low_values, high_values, seed_counts=SEED_COUNTS, high_seeds: int = 2, sims: int = 200,
+def seed_power(model: dict, low_values, high_values, seed_counts=SEED_COUNTS, high_seeds: int = 2, sims: int = 200,
           resamples: int = SIM_RESAMPLES, width: float | None = None, seed: int = 0) -> pd.DataFrame:
     """Per seed count: the share of simulated data sets whose C9 interval is no wider than `width` (with its exact
-    95 % interval over the simulations), and the median width (`width` None: C9's, `verdicts.C9_INCONCLUSIVE_WIDTH`).
+    95 % interval over the simulations), and the median width (`width` None: C9's, the paper's threshold itself).
     Resampling inside uses `resamples`."""
-    width = verdicts.C9_INCONCLUSIVE_WIDTH if width is None else width
-    from ..rules.stats import Rate
-    from .thresholds import logistic_threshold
+    width = paper.R_THRESHOLD.value if width is None else width
     rng = np.random.default_rng(seed)
     rows = []
     for n in seed_counts:
         widths = []
         for _ in range(sims):
-            data = simulate(model, low_values, high_values, n, min(high_seeds, n), rng)
+            data = simulate_sweep(model, low_values, high_values, n, min(high_seeds, n), rng)
             with np.errstate(invalid="ignore"):  # resamples off the grid (+-inf) make an infinite interval
                 fit = logistic_threshold(data, "two_var_rate", metric="value", level=0.5, resamples=resamples,
                                          seed=int(rng.integers(2 ** 31)))
@@ -165,16 +166,16 @@ def budget_table(done: pd.DataFrame, metrics_of, field: str = "two_var_rate", fr
             "with_metrics": len(with_metrics), "late": late, "unrepaired": unrepaired, "budget": budget}
 
 
-def report(done: pd.DataFrame, metrics_of, low_values, high_values, sims: int = 200, seed: int = 0) -> dict:
+def c9_report(done: pd.DataFrame, metrics_of, low_values, high_values, sims: int = 200, seed: int = 0) -> dict:
     """The whole calculation as one JSON-ready record: the two fits, the power table, the chosen seed count and the
     budget numbers."""
     model = fit_today(done)
-    table = power(model, low_values, high_values, sims=sims, seed=seed)
+    table = seed_power(model, low_values, high_values, sims=sims, seed=seed)
     budget = budget_table(done, metrics_of)
     repaired = budget["table"]["repair_step"].dropna() if budget["runs"] else pd.Series(dtype=float)
     return {"model": model, "threshold_at_mean_seed": -model["success"]["a"] / model["success"]["b"],
             "power": table.to_dict(orient="records"), "chosen_seeds": choose_seeds(table),
-            "width": verdicts.C9_INCONCLUSIVE_WIDTH, "sims": sims, "resamples": SIM_RESAMPLES, "seed": seed,
+            "width": paper.R_THRESHOLD.value, "sims": sims, "resamples": SIM_RESAMPLES, "seed": seed,
             "budget": {"composed_runs_from_r_0.2": budget["runs"], "succeeded": budget["succeeded"],
                        "with_metrics": budget["with_metrics"], "repaired_in_last_third": budget["late"],
                        "not_repaired_by_the_end": budget["unrepaired"], "budget_steps": budget["budget"],

@@ -21,11 +21,18 @@ from ..measure import roles
 from ..core.config import RunConfig
 from ..core.data import EXACT_NAMES, POOL_NAMES, eval_pools
 from ..core.evaluation import exact_accuracies, pool_accuracies
-from ..measure.measures import MEASURE_NAMES, all_measures
 from ..core.model import AssignAddTransformer
 from ..core.trainer import Logged
+from ..measure.measures import MEASURE_NAMES, PROBE, all_measures, variable_qk_map
+from .controls import mlp_input_cosines, relabel_patch, swap_heldout_accuracy
+from .interventions import ablation_table
+from . import addition, controls, fourier, generalization as gen
+from .theory import STAT_COLUMNS, gradient_identity, update_white_contrast
+from .numerics import compiled_gradient_differences, relative_distance
+from .circuits import attention_patterns, eq_score_columns, eq_score_values, example_batch
+from .generalization import SIDES, restricted_by_side, restricted_columns
+from .generality import found_roles, heads_mask
 
-PROBE = MEASURE_NAMES[-1]  # measure 7, the linear probe: logged every `probe_every` steps only
 CAUSAL_ROWS = 400  # sequences per pool in the causal checks (ablation, relabel patch) of a final model
 TWIN_KIND, TWIN_SEED = "2var", 0  # C6's literal/variable twins
 
@@ -70,7 +77,6 @@ def _exact(model, step):
 
 
 def _swap_control(model, step):
-    from .controls import swap_heldout_accuracy
     out = swap_heldout_accuracy(model)
     return {k: float(out[k]) for k in ("swap_heldout", "swap_in_training", "n_swap_heldout", "n_swap_in_training")}
 
@@ -81,7 +87,6 @@ def _causal_pools(model) -> dict:
 
 def _value_ablation(model, step):
     """C4: layer 1's output mean-ablated at the prefix value positions only (sequences with a distractor)."""
-    from .interventions import ablation_table
     pools = _causal_pools(model)
     table = ablation_table(model, {k: pools[k] for k in ("0var_train", "1var_train")}, modes=(), wheres=("values",),
                            distractor_only=True)
@@ -92,7 +97,6 @@ def _value_ablation(model, step):
 
 def _relabel(model, step):
     """C5: the relabel patch over 1-var and 2-var training sequences, both operands, weighted by rows."""
-    from .controls import relabel_patch
     pools = _causal_pools(model)
     parts = [relabel_patch(model, pools[pool], side) for pool in ("1var_train", "2var_train") for side in ("lhs", "rhs")]
     n = sum(p["n"] for p in parts)
@@ -104,8 +108,6 @@ def _relabel(model, step):
 
 def _shared_addition(model, step):
     """C6: MLP-input cosines of literal/variable twins against their baselines, and the attention-output patch."""
-    from . import addition
-    from .controls import mlp_input_cosines
     cosines = mlp_input_cosines(model, kind=TWIN_KIND, seed=TWIN_SEED)
     literal, variable = addition.twin_batches(model.config.task, TWIN_KIND, TWIN_SEED)
     report = addition.patch_report(model, literal, variable, seed=TWIN_SEED, hook=addition.attn_out_hook(model))
@@ -116,7 +118,6 @@ def _shared_addition(model, step):
 
 def _fourier(model, step):
     """C7: the embedding's spectrum and the single-frequency fits of the layer-2 neurons, with their null."""
-    from . import controls, fourier
     maps = fourier.neuron_preactivations(model, source="sequences")
     summary = fourier.fourier_summary(model, source="sequences", maps=maps)
     null = controls.fourier_null(model, source="sequences")
@@ -132,7 +133,6 @@ def _fourier(model, step):
 
 def _qk2_gradient(model, step):
     """C10: the negative gradient on layer 2's QK on the next training batches, seen on the variable copies."""
-    from .theory import gradient_identity
     out = gradient_identity(model, step)
     return {k: float(out[k]) for k in ("grad_contrast", "grad_diag_argmax", "qk2_contrast", "grad_white_contrast",
                                        "grad_fraction_in_subspace")}
@@ -143,14 +143,12 @@ THEORY_BATCHES = 4  # training batches (of 512) per gradient in the theory chapt
 
 def _gradient_identity_columns(config: RunConfig) -> tuple[str, ...]:
     """The gradient's statistics (`theory.STAT_COLUMNS`), then the n_vars x n_vars cells of G."""
-    from .theory import STAT_COLUMNS
     n = config.task.n_vars
     return (*STAT_COLUMNS, *(f"G_{i}_{j}" for i in range(n) for j in range(n)))
 
 
 def _gradient_identity(model, step):
     """C10: the projected negative gradient G on layer 2's QK (every cell) and its statistics, on THEORY_BATCHES."""
-    from .theory import STAT_COLUMNS, gradient_identity
     out = gradient_identity(model, step, THEORY_BATCHES)
     g = out["G"]
     return {**{k: float(out[k]) for k in STAT_COLUMNS},
@@ -159,7 +157,6 @@ def _gradient_identity(model, step):
 
 def _qk2_update(model, later, step, later_step):
     """C10: the whitened contrast of the update actually taken on layer 2's QK between two checkpoints."""
-    from .theory import update_white_contrast
     return {"update_white_contrast": update_white_contrast(model, later)}
 
 
@@ -172,14 +169,12 @@ STEP_DIFFERENCE_COLUMNS = ("threads", *(f"{name}_{b}" for b in range(1, DIFFEREN
 def _compiled_step_difference(model, step):
     """The mode study: compiled minus eager training gradient on the next DIFFERENCE_BATCHES batches, at the
     process's thread count (recorded: the compiled kernels round differently at another)."""
-    from .numerics import compiled_gradient_differences
     rows = compiled_gradient_differences(model, step, DIFFERENCE_BATCHES)
     return {"threads": float(torch.get_num_threads()),
             **{f"{name}_{b}": row[name] for b, row in enumerate(rows, start=1) for name in DIFFERENCE_VALUES}}
 
 
 def _weight_distance(weights, reference):
-    from .numerics import relative_distance
     return {"relative_distance": relative_distance(weights, reference)}
 
 
@@ -194,8 +189,6 @@ def _circuit_maps(model, step):
     """The two maps the circuits chapter watches across a jump: layer 2's variable QK map (measure 3's, 12 x 12 in
     the paper's task) and the layer-1 (copy head's) attention pattern on the chapter's 2-var example sequence
     (16 x 16), flattened."""
-    from .circuits import attention_patterns, example_batch
-    from ..measure.measures import variable_qk_map
     qk = variable_qk_map(model)
     pattern = attention_patterns(model, example_batch(model.config.task)[3:4].tokens)[0, roles.copy_block(model)]
     return {**{f"qk_{i}_{j}": float(qk[i, j]) for i in range(qk.shape[0]) for j in range(qk.shape[1])},
@@ -203,37 +196,31 @@ def _circuit_maps(model, step):
 
 
 def _variable_side_columns(config: RunConfig) -> tuple[str, ...]:
-    from .generalization import SIDES
     return tuple(f"{v} ({side})" for v in config.task.var_names for side in SIDES)
 
 
 def _variable_side(model, step):
     """Accuracy on the 1-var var-restricted pool by variable and side (NaN where the pool has no such operand)."""
-    from . import generalization as gen
     table = gen.variable_side_accuracy(gen.evaluate_table(model, eval_pools(model.config.task)["1var_var_restricted"]))
     return {f"{v} ({side})": float(table.loc[v, side]) if v in table.index else math.nan
             for v in model.config.task.var_names for side in gen.SIDES}
 
 
 def _restricted_by_side_columns(config: RunConfig) -> tuple[str, ...]:
-    from .generalization import restricted_columns
     return restricted_columns(config.task)
 
 
 def _restricted_by_side(model, step):
     """The var-restricted pools (all their rows) by forbidden (variable, side): accuracy, n and errors."""
-    from .generalization import restricted_by_side
     return restricted_by_side(model)
 
 
 def _eq_variable_score_columns(config: RunConfig) -> tuple[str, ...]:
-    from .circuits import eq_score_columns
     return eq_score_columns(config.task)
 
 
 def _eq_variable_scores(model, step):
     """The layer-1 score from `=` to each variable at the operand positions, and its four bilinear parts."""
-    from .circuits import eq_score_values
     return eq_score_values(model)
 
 
@@ -241,7 +228,6 @@ def _found_roles(model, step):
     """G2's roles of a model (the search over heads and blocks where a shape has several), its measures there (measure
     6 on the union of the lookup heads), the lookup heads as a mask (`analysis.generality.mask_heads`) and the best
     single head's measure 6."""
-    from .generality import found_roles, heads_mask
     found = found_roles(model)
     return {"copy_block": float(found["copy"][0]), "copy_head": float(found["copy"][1]),
             "lookup_block": float(found["lookup"][0]), "lookup_head": float(found["lookup"][1]),

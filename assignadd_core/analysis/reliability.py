@@ -8,10 +8,14 @@
 from __future__ import annotations
 
 import pandas as pd
+import torch
 
 from ..rules.stats import Rate
 from ..rules.verdicts import LEARNED_LEVEL, composed  # noqa: F401  (LEARNED_LEVEL re-exported)
 from .phases import detect_phases
+from ..measure.measures import eq_attends_to_operands, role_activations, value_positions
+from ..core.data import eval_pools, sample_queries
+from .interventions import predict
 
 TRANSITIONS = ("addition", "composition", "jump", "refinement_start", "refinement", "refinement_end")
 
@@ -54,8 +58,6 @@ SHORTCUTS = ("correct", "most recent value", "first value", "literal twice", "li
 def shortcut_answers(task, batch) -> dict:
     """The answer each rule gives on 1-var sequences: the correct sum; the most recent or the first value in
     the prefix plus the literal (lookup by position instead of by variable); twice the literal; the literal."""
-    import torch
-    from ..measure.measures import value_positions
     n = task.modulus
     literal = torch.where(batch.lhs_var >= 0, batch.rhs_val, batch.lhs_val)
     is_value = value_positions(batch, task)
@@ -73,8 +75,6 @@ def shortcut_answers(task, batch) -> dict:
 def shortcut_batch(task, n: int, seed: int = 0):
     """Up to n 1-var training sequences (variable on an allowed side) in which the correct answer and the
     first four rules' answers all differ, so that each answer names one rule."""
-    import torch
-    from ..core.data import sample_queries
     pool = sample_queries(task, 20 * n, torch.Generator().manual_seed(seed), kind="1var_train")
     answers = shortcut_answers(task, pool)
     values = torch.stack([answers[k] for k in SHORTCUTS[:4]], 1)
@@ -85,7 +85,6 @@ def shortcut_batch(task, n: int, seed: int = 0):
 def shortcut_table(model, n: int = 2000, seed: int = 0) -> dict[str, float]:
     """Share of the model's answers on `shortcut_batch` that each rule predicts (they can add up to less
     than 1: 'other'), and how many sequences were used."""
-    from .interventions import predict
     task = model.config.task
     batch = shortcut_batch(task, n, seed)
     guess = predict(model, batch.tokens)
@@ -103,9 +102,6 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
     two operand positions (progress measure 4, per pool) and where the top 1 falls: the operand that is a
     variable, the literal operand (1-var only), or elsewhere. Measure 4 pools 0-var and 1-var rows, so a
     model that attends to the operands only when both are numbers scores exactly the 0-var share of its batch."""
-    import torch
-    from ..core.data import eval_pools
-    from ..measure.measures import eq_attends_to_operands, role_activations
     task = model.config.task
     lhs_at, rhs_at = task.operand_positions
     table = []

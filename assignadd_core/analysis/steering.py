@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..rules.verdicts import LEARNED_LEVEL
+from ..rules.verdicts import LEARNED_LEVEL, _composed_later
 from .sweep_records import finished
+from ..rules.stats import sign_test_greater
 
 ARMS = ("twin", "steered", "sham")
 
@@ -182,8 +183,6 @@ def by_initialization(entered: list[dict], level: float) -> dict:
     grouped by their initialization; an initialization counts as later when the removal composed later than the arm in
     more of its cells than earlier, earlier for the reverse, and is left out on a tie. Against the twin and against the
     sham, an exact one-sided sign test over the initializations: "shown" if both give p < `level`."""
-    from ..rules.stats import sign_test_greater
-    from ..rules.verdicts import _composed_later
 
     groups: dict[str, list[dict]] = {}
     for c in entered:

@@ -28,6 +28,7 @@ from ..measure.measures import identity_rows, variable_copies, variable_qk_map
 from ..core.model import AssignAddTransformer
 from .circuits import diagonal_contrast
 from .controls import whitened_contrast
+from ..rules.stats import bootstrap_mean_interval
 
 
 def folded_qk2(model: AssignAddTransformer) -> torch.Tensor:
@@ -137,7 +138,6 @@ def c10_summary(table, metrics, copy_level: float = 0.95, rise_level: float = 0.
     checkpoints whose G favours the diagonal (contrast > 0), mean contrast, the dominance of the window's
     mean G, and the 95 % bootstrap intervals (over checkpoints) of the mean whitened contrast of the
     gradient and of the update."""
-    from ..rules.stats import bootstrap_mean_interval
     by_step = metrics.set_index("step")
     m3, m4, m5 = (by_step[c] for c in ("m3_l2_var_identity_qk", "m4_l1_eq_to_operands", "m5_l1_value_prev_token"))
     rise = first_step(m3.index, m3.values, rise_level)

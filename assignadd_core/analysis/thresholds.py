@@ -16,9 +16,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-from ..rules.verdicts import composed
+from ..rules.verdicts import C9_RESAMPLES, THRESHOLD_LEVEL, composed, seed_crossing
 from .sweep_records import ENDED, finished
+from ..rules.stats import clopper_pearson
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ def crossing(x, y, level: float = 0.9) -> Crossing:
 
 def logistic_fit(x, y, min_values: int = 5, min_rise: float = 0.5) -> LogisticFit:
     """Fit the rising logistic; refuse (ok=False, with the reason) on too few or too flat points."""
-    from scipy.optimize import curve_fit
+    from scipy.optimize import curve_fit  # here, not at the top: a slow import (scipy)
 
     x, y = _clean(x, y)
     values, means = mean_curve(x, y)
@@ -255,7 +257,6 @@ def coverage_or_frequency(rows, share, field: str, pool: str, level: float = 0.9
     crossings, "seeds", "answer"}. The answer: "coverage" when the pool reaches the level at a smaller
     r with every pair covered, "frequency" when both cross at the same r, "neither" when the ablation
     crosses later, "undecided" when a curve never stays at the level."""
-    import pandas as pd
     seeds = sorted(set(rows["seed"]) & set(share["seed"]))
     kept = {name: composed_runs(frame[frame["seed"].isin(seeds)])
             for name, frame in (("rows", rows), ("share", share))}
@@ -275,9 +276,7 @@ def coverage_or_frequency(rows, share, field: str, pool: str, level: float = 0.9
 def _share_by_value(runs, field: str, hit, counts: tuple[str, str], extra=None):
     """Per grid value of `runs`: how many rows `hit` (a bool Series) marks, of how many, with the Clopper–Pearson
     interval; `counts` names the two count columns ("k", "share"), `extra(group)` adds columns."""
-    import pandas as pd
 
-    from ..rules.stats import clopper_pearson
     k_name, share_name = counts
     rows = []
     for value, group in runs.groupby(field):
@@ -303,7 +302,6 @@ def composed_runs(done):
 
 def seed_crossings(done, field: str, metric: str = "value", level: float | None = None) -> list:
     """One `verdicts.SeedCrossing` per seed, read on that seed's composed runs only."""
-    from ..rules.verdicts import THRESHOLD_LEVEL, seed_crossing
     level = THRESHOLD_LEVEL if level is None else level
     kept = composed_runs(done)
     return [seed_crossing(int(seed), runs[field], runs[metric], level) for seed, runs in kept.groupby("seed")]
@@ -360,7 +358,6 @@ def logistic_threshold(done, field: str, metric: str = "value", level: float | N
     composed runs of every seed reaches 50 %, and its 95 % interval from resampling the seeds with replacement
     (each resample refitted; one whose runs all succeed or all fail has its midpoint off the grid, at -inf or
     +inf). Returns {"threshold" (None without a rise), "interval", "seeds", "runs", "unbounded"}."""
-    from ..rules.verdicts import C9_RESAMPLES, THRESHOLD_LEVEL
     level = THRESHOLD_LEVEL if level is None else level
     resamples = C9_RESAMPLES if resamples is None else resamples
     kept = composed_runs(done)
@@ -391,7 +388,6 @@ def success_by_value(done, field: str, metric: str = "value", level: float | Non
     """What C9's fit reads, per grid value: of the composed runs, how many reach `level` on `metric`, with the
     Clopper-Pearson interval (runs of one seed are not independent: the interval describes, the fit's resamples
     decide)."""
-    from ..rules.verdicts import THRESHOLD_LEVEL
     level = THRESHOLD_LEVEL if level is None else level
     kept = composed_runs(done)
     return _share_by_value(kept, field, kept[metric] >= level, ("succeeded", "share"),
@@ -401,7 +397,6 @@ def success_by_value(done, field: str, metric: str = "value", level: float | Non
 def logistic_curve(done, field: str, x, metric: str = "value", level: float | None = None) -> np.ndarray:
     """The success probability of C9's logistic fit (Firth, over the composed runs of every seed) at each `x`; NaN
     where every run succeeds or none does (no curve to draw)."""
-    from ..rules.verdicts import THRESHOLD_LEVEL
     level = THRESHOLD_LEVEL if level is None else level
     kept = composed_runs(done)
     success = (kept[metric] >= level).to_numpy()
@@ -417,7 +412,6 @@ def c9_runs(frames) -> tuple:
     the whole grid, as before) and of its added seeds (`r_sweep_power`, the first 13 values) as one frame (the seed
     is the unit; the power calculation simulated this layout), and {device: seeds} of those runs. `frames`: sweep
     results frames (`sweep.results_frame`, or the results CSVs), each with a `device` column."""
-    import pandas as pd
     rows = pd.concat([finished(frame) for frame in frames], ignore_index=True)
     devices = {str(device): sorted(int(s) for s in group["seed"].unique()) for device, group in rows.groupby("device")}
     return rows, devices

@@ -11,6 +11,8 @@ final rise of the var-restricted pools (the circuits and generalization chapters
 """
 from __future__ import annotations
 
+import sys
+
 from ..analysis.phases import detect_phases
 from ..core.run_folder import Run
 
@@ -60,7 +62,6 @@ def chapter_steps(run: Run) -> tuple[int, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import sys
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m assignadd_core.experiments.artifacts RUN_DIR", file=sys.stderr)

@@ -8,6 +8,7 @@ import torch
 from ..core.config import RunConfig
 from ..core.data import TrainStream
 from .fast_data import stream_chunk
+from .data_prefetch import ChunkPrefetcher
 
 
 class BatchSource:
@@ -19,7 +20,6 @@ class BatchSource:
                         for c in configs]
         self.prefetcher = None
         if workers > 0:
-            from .data_prefetch import ChunkPrefetcher
             self.prefetcher = ChunkPrefetcher(self.streams, workers=workers, start_step=start + 1)
 
     def __len__(self) -> int:

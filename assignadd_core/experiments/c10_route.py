@@ -12,14 +12,24 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import NamedTuple
+from statistics import median
 
 import pandas as pd
+from tqdm.auto import tqdm
+import torch
 
 from ..analysis import route, steering
 from ..core.config import RunConfig
 from ..core.run_folder import DEFAULT_ROOT, Run
 from ..rules import verdicts
 from ..rules.study import current
+from .sweep import SWEEPS
+from .sweep.store import finished_metrics, metrics_dir, results_frame
+from .threads import set_threads
+from .training import train
+from .qk_steering import TRIGGER_KEY
+from ..core.checkpoint import atomic_write_text
+from ..measure.measures import variable_qk_map
 
 # Each arm: the sweep that holds its committed run and the steering direction that names it there.
 ARMS = {"twin": ("c10_onset", "none"), "held": ("c10_onset_hold", "identity"),
@@ -52,9 +62,7 @@ def hold_evals() -> int:
 
 def passing_cells(results_dir: Path | None = None) -> list[str]:
     """The cells that pass C10's necessity checks (`verdicts.c10_necessity` on the committed records), in order."""
-    from .sweep import SWEEPS
-    from .sweep.grid import onset_cells
-    from .sweep.store import finished_metrics, results_frame
+    from .sweep.grid import onset_cells  # here, not at the top: importing `grid` reads the study profile
     frames = {name: results_frame(SWEEPS[name], results_dir) for name in ("c10_onset", "c10_onset_hold")}
     metrics = {k: v for name, frame in frames.items()
                for k, v in finished_metrics(SWEEPS[name], frame, results_dir).items()}
@@ -68,7 +76,6 @@ def passing_cells(results_dir: Path | None = None) -> list[str]:
 def plan(results_dir: Path | None = None) -> list[Planned]:
     """Every re-run: each passing cell's twin, then each one's held run, then each one's sham (the twins first: the
     clamp's margin is read from them)."""
-    from .sweep import SWEEPS
     cells = passing_cells(results_dir)
     points = {}
     for arm, (sweep, direction) in ARMS.items():
@@ -86,8 +93,6 @@ def plan(results_dir: Path | None = None) -> list[Planned]:
 def run_part(part: int = 1, of: int = 1, root: Path | None = None, progress: bool = True) -> list[Run]:
     """Train (or resume) every `of`-th re-run starting at `part` (1-based), eager on one thread, every checkpoint
     kept; finished runs are left as they are."""
-    from .threads import set_threads
-    from .training import train
     if not 1 <= part <= of:
         raise ValueError(f"part must be between 1 and {of}, got {part}")
     set_threads(1)
@@ -104,8 +109,6 @@ def run_part(part: int = 1, of: int = 1, root: Path | None = None, progress: boo
 def identical(run: Run, item: Planned, results_dir: Path | None = None) -> bool:
     """Whether the re-run's metrics equal its committed sweep point's, column by column (bit for bit; the wall-clock
     column aside)."""
-    from .sweep import SWEEPS
-    from .sweep.store import metrics_dir
     committed = pd.read_csv(metrics_dir(SWEEPS[item.sweep], results_dir) / f"{item.key}.csv")
     mine = run.metrics()
     shared = [c for c in committed.columns if c in mine.columns and c not in WALL_CLOCK]
@@ -131,7 +134,6 @@ def _read_run(run: Run, meta: dict, steps: list[int], compose_step: int | None) 
 def read(root: Path | None = None, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every finished re-run (and seed 42's committed checkpoints) read at each checkpoint; the ablations at each
     run's composition step. Returns (checkpoints table, ablations table)."""
-    from tqdm.auto import tqdm
     hold = hold_evals()
     rows, ablations = [], []
     items = [item for item in plan() if Run(study_root(root) / item.name).final_path.is_file()]
@@ -154,12 +156,10 @@ def read(root: Path | None = None, progress: bool = True) -> tuple[pd.DataFrame,
 
 
 def steering_key() -> str:
-    from .qk_steering import TRIGGER_KEY
     return TRIGGER_KEY
 
 
 def write_tables(checkpoints: pd.DataFrame, ablations: pd.DataFrame, root: Path | None = None) -> list[Path]:
-    from ..core.checkpoint import atomic_write_text
     paths = []
     for kind, table in (("checkpoints", checkpoints), ("ablations", ablations)):
         path = table_path(root, kind)
@@ -186,8 +186,6 @@ def held_inputs(ablations: pd.DataFrame, arm: str = "held") -> list[dict]:
 def identity_leads(model) -> list[float]:
     """The lead of each row of the variable QK map that peaks on its own variable over the row's next entry, in the
     lookup's score units (what the clamp's margin is read from)."""
-    import torch
-    from ..measure.measures import variable_qk_map
     scores = variable_qk_map(model).double() * model.blocks[route.roles.lookup_block(model)].attn.scale
     n = scores.shape[0]
     own = scores.diagonal()
@@ -198,7 +196,6 @@ def identity_leads(model) -> list[float]:
 def clamp_margin(root: Path | None = None) -> float:
     """The clamp's margin (C10, stated 2026-12-06): over the passing cells' twins, at their composition step, the
     median lead of the identity rows (`identity_leads`); the median over the twins."""
-    from statistics import median
     leads = []
     for item in plan():
         if item.arm != "twin":

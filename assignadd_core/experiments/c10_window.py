@@ -30,6 +30,10 @@ from ..core.config import RunConfig
 from ..core.run_folder import DEFAULT_ROOT, Run
 from ..rules.stats import mcnemar_exact, t_interval
 from ..rules.study import current
+from .threads import set_threads
+from .training import train
+from ..analysis.gradient_table import gradient_table
+from ..core.checkpoint import atomic_write_text
 
 class Window(NamedTuple):
     composing: tuple[int, ...]  # seeds that composed
@@ -58,8 +62,6 @@ def study_config(seed: int, steps: int | None = None) -> RunConfig:
 def train_seeds(seeds=None, root: Path | None = None, progress: bool = True, steps: int | None = None) -> dict[int, Run]:
     """Train (or resume) each seed (default: the study's) with every checkpoint kept, to `steps` (default: the study's
     `read_to`); finished runs are left as they are."""
-    from .threads import set_threads
-    from .training import train
     set_threads(1)
     runs = {}
     for seed in seeds or (*study_window().composing, *study_window().stuck):
@@ -95,7 +97,6 @@ def window_steps(metrics: pd.DataFrame, window: str = "premise") -> list[int]:
 def contrasts(run: Run, steps: list[int]) -> pd.DataFrame:
     """Per step: the whitened contrast of the negative gradient and of the update to the next checkpoint (through
     `series`, so a seed read once is read again from its cache)."""
-    from ..analysis.gradient_table import gradient_table
     kept = set(run.checkpoint_steps())
     reads = sorted({s for s in steps if s in kept} | {s + run.config.train.eval_every for s in steps
                                                       if s + run.config.train.eval_every in kept})
@@ -123,7 +124,6 @@ def read(runs: dict[int, Run], window: str = "premise") -> pd.DataFrame:
 
 
 def write_table(table: pd.DataFrame, root: Path | None = None) -> Path:
-    from ..core.checkpoint import atomic_write_text
     path = table_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, table.to_csv(index=False, float_format="%.6g"))

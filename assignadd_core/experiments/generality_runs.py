@@ -21,10 +21,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+import torch
+import pandas as pd
+
 from ..analysis import sweep_records
 from ..core.config import ConfigError, RunConfig
-from ..core.run_folder import DEFAULT_ROOT
+from ..core.run_folder import DEFAULT_ROOT, Run
 from ..rules.study import profile, run_name
+from . import training
+from ..rules import verdicts
+from ..analysis.phases import detect_phases
+from ..analysis.series import FINAL, series
+from ..analysis.generality import paired_differences
+from .stacked import train_stacked
+from .sweep.driver import GPU_STATE_EVERY_S, gpu_data_workers
 
 
 # The plan: the generality study's own profile, `studies/generality.yaml` (whichever study the process runs).
@@ -87,18 +97,14 @@ def run_part(part: int, of: int, root: Path | None = None, threads: int = 1, pro
     """Train this part's runs (`steps` each, default the study's) that are not finished under `root` (default ROOT;
     each resumes where it stopped), only those of `shapes` if given, on `device`; the names trained. On a GPU each
     shape's runs train as one stack (`stacked`)."""
-    import torch
     root = ROOT if root is None else root
 
-    from . import training
     for shape in shapes or ():
         check_shape(shape)
     torch.set_num_threads(threads)
     todo = [item for item in part_of_plan(part, of, steps)
             if not finished(root, item.name) and (not shapes or item.shape in shapes)]
     if device.startswith("cuda"):
-        from .stacked import train_stacked
-        from .sweep.driver import GPU_STATE_EVERY_S, gpu_data_workers
         for shape in dict.fromkeys(item.shape for item in todo):
             items = [item for item in todo if item.shape == shape]
             train_stacked([item.config for item in items], [root / item.name for item in items], device=device,
@@ -129,7 +135,6 @@ def status(root: Path | None = None) -> list[dict]:
 # ---------------------------------------------------------------------------- the chapter's readings, shape by shape
 def finished_runs(root, shapes, seeds) -> dict[str, dict[int, "Run"]]:
     """{shape: {seed: Run}} of the study's finished runs under `root` (a run still training is left out)."""
-    from ..core.run_folder import Run
     out = {}
     for shape in shapes:
         runs = {seed: Run(root / run_name(shape, seed)) for seed in seeds}
@@ -140,11 +145,7 @@ def finished_runs(root, shapes, seeds) -> dict[str, dict[int, "Run"]]:
 def shape_readings(runs: dict[int, "Run"]) -> dict:
     """One shape's numbers and G1-G3 verdicts: {"phases", "roles", "fourier": DataFrames by seed,
     "composed": seeds that composed, "added": seeds whose addition is learned, "G1", "G2", "G3": Verdicts}."""
-    import pandas as pd
 
-    from ..rules import verdicts
-    from ..analysis.phases import detect_phases
-    from ..analysis.series import FINAL, series
     finals = {seed: run.final()["pools"] for seed, run in runs.items()}
     composed = [seed for seed, pools in finals.items() if verdicts.composed(pools["1var_train"])]
     added = [seed for seed, pools in finals.items() if pools["0var_train"] >= verdicts.LEARNED_LEVEL]
@@ -167,9 +168,6 @@ def shape_readings(runs: dict[int, "Run"]) -> dict:
 def composition_count(sweep_csv) -> tuple[int, int]:
     """(runs that composed, finished runs) of a sweep's results table (1-var train at the end); a sweep not run here
     (no table) gives (0, 0)."""
-    from ..rules import verdicts
-    import pandas as pd
-    from pathlib import Path
     if not Path(sweep_csv).is_file():
         return 0, 0
     table = pd.read_csv(sweep_csv)
@@ -179,20 +177,16 @@ def composition_count(sweep_csv) -> tuple[int, int]:
 
 def coverage_pairs(vars24_csv, vars12_csv) -> list[dict]:
     """G5's pairs from the two sweeps' results tables (finished runs only; a missing table gives no pairs)."""
-    import pandas as pd
-    from pathlib import Path
     if not (Path(vars24_csv).is_file() and Path(vars12_csv).is_file()):
         return []
     rows = [pd.read_csv(path) for path in (vars24_csv, vars12_csv)]
     done = [sweep_records.finished(table).to_dict(orient="records") for table in rows]
-    from ..analysis.generality import paired_differences
     return paired_differences(*done)
 
 
 def fresh_outcomes(records_by_shape: dict) -> dict[int, dict[str, bool]]:
     """G4's paired outcomes since 2026-12-06: {seed: {shape: composed}} from each shape's fresh-seed sweep results
     ({shape: results table}; finished runs only, 1-var train at the end)."""
-    from ..rules import verdicts
     out: dict[int, dict[str, bool]] = {}
     for shape, table in records_by_shape.items():
         for row in sweep_records.finished(table).to_dict("records"):

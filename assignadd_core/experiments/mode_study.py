@@ -39,6 +39,11 @@ from ..analysis.quantities import DIFFERENCE_BATCHES, DIFFERENCE_VALUES
 from ..core.run_folder import DEFAULT_ROOT, Run
 from ..analysis.series import across, series
 from ..rules.study import current
+from .threads import set_threads
+from .training import train
+from ..core.checkpoint import atomic_write_text
+from ..analysis.phases import detect_phases
+from ..rules.verdicts import composed
 
 MODES = {"eager": ("off", "fp32"), "compiled": ("on", "fp32"), "fp64": ("off", "fp64"),
          "compiled_attention": ("attention", "fp32"), "compiled_mlp": ("mlp", "fp32"),
@@ -75,8 +80,6 @@ def study_config(seed: int | None = None) -> RunConfig:
 
 def run_modes(seed: int | None = None, only=None, root: Path | None = None, progress: bool = True) -> list[Run]:
     """Train (or resume) each mode's run; finished ones are left as they are."""
-    from .threads import set_threads
-    from .training import train
     names = list(only or MODES)
     unknown = [n for n in names if n not in MODES]
     if unknown:
@@ -110,8 +113,6 @@ def replay(seed: int | None = None, until: int | None = None, modes=REPLAY_MODES
     checkpoint; returns each replayed mode's largest |loss difference| from its committed run over those steps (0.0:
     the same run)."""
     until = until or study_plan().replay_steps
-    from .threads import set_threads
-    from .training import train
     set_threads(1)
     base, differences = study_root(seed, root), {}
     for name in modes:
@@ -146,7 +147,6 @@ def step_differences(seed: int | None = None, steps=None, root: Path | None = No
     gradient of the loss at the same weights and batch, on DIFFERENCE_BATCHES successive batches
     (`compiled_step_difference`, read through `series` at one thread); one row per checkpoint and batch step:
     relative size, cosine with the gradient, cosine with the previous batch's difference."""
-    from .threads import set_threads
     set_threads(1)
     eager = _with_checkpoints(study_root(seed, root), "eager")
     kept = [s for s in (steps or study_plan().difference_steps) if eager.checkpoint_path(s).is_file()]
@@ -161,7 +161,6 @@ def step_differences(seed: int | None = None, steps=None, root: Path | None = No
 def measure(seed: int | None = None, root: Path | None = None, progress: bool = True) -> dict[str, Path]:
     """Write distances.csv and step_differences.csv beside the modes' runs (replaying checkpoints where missing;
     replay.csv: each replay's largest loss difference from its run)."""
-    from ..core.checkpoint import atomic_write_text
     seed = _seed(seed)
     base = study_root(seed, root)
     replayed = replay(seed, root=root, progress=progress)
@@ -180,8 +179,6 @@ def measure(seed: int | None = None, root: Path | None = None, progress: bool = 
 
 def outcomes(seed: int | None = None, root: Path | None = None) -> pd.DataFrame:
     """One row per finished mode: composed, the composition step, final 1-var train, wall time."""
-    from ..analysis.phases import detect_phases
-    from ..rules.verdicts import composed
     rows = []
     for name, (compile, precision) in MODES.items():
         run = Run(study_root(seed, root) / name)

@@ -6,10 +6,12 @@ The run folder format itself lives in `run_folder`.
 from __future__ import annotations
 
 from pathlib import Path
+import shutil
 
 from ..core.checkpoint import CheckpointError, atomic_write_text
 from ..core.config import ConfigError, RunConfig
 from ..core.run_folder import Run, run_path
+from .training import train
 
 
 def train_or_load(config: RunConfig, name: str | None = None, root: Path | None = None,
@@ -25,7 +27,6 @@ def train_or_load(config: RunConfig, name: str | None = None, root: Path | None 
         return run
     if not train_if_missing:
         raise CheckpointError(f"{run.path}: run is missing or unfinished and training is switched off")
-    from .training import train  # torch-heavy; only needed when we actually train
     return train(config, run.path, device=device, progress=progress, keep_checkpoints=keep_checkpoints,
                  compile=compile, precision=precision)
 
@@ -38,7 +39,6 @@ def continue_run(source: Run, config: RunConfig, name: str, root: Path | None = 
     resume state; `train_or_load(config, name)` then trains steps source_steps + 1 .. config.train.steps.
     (Its metrics keep the source's extra row at the source's last step, and the loss of the first row after
     it averages the steps since that row only.)"""
-    import shutil
     target = Run(run_path(name, root))
     if target.exists():
         return target  # already continued (maybe finished): train_or_load takes it from here

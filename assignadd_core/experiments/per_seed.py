@@ -7,6 +7,7 @@ shows; `model_claim(claim, model)` the same rule on one model (the appendix's po
 from __future__ import annotations
 
 import pandas as pd
+import torch
 
 from ..rules import verdicts
 from ..rules.stats import bootstrap_mean_interval
@@ -21,7 +22,6 @@ def values_of(source, quantity: str) -> dict[str, float]:
     """The quantity of a run's final model (cached), or of a model in memory (computed now)."""
     if isinstance(source, Run):
         return final_values(source, quantity)
-    import torch
     with torch.no_grad():
         return {k: float(v) for k, v in QUANTITIES[quantity].compute(source.eval(), 0).items()}
 

@@ -22,7 +22,10 @@ import torch
 from ..measure import roles
 from ..core.checkpoint import CheckpointError, atomic_write_text
 from ..core.config import ConfigError, RunConfig
-from ..core.run_folder import Run, run_path
+from ..core.run_folder import Run, current_root, run_path
+from ..core.model import initial_model
+from ..core.trainer import load_resume_state, make_optimizer, optimizer_settings, save_resume_state
+from .named_runs import train_or_load
 
 BRANCH_FILE = "branch.json"
 EDIT_SEED = 0
@@ -67,8 +70,6 @@ def branch(source: Run, name: str, config: RunConfig, edit: str | None = None, r
     """Create run `name` from `source`'s saved state with `config` (and `edit` applied); returns it unfinished:
     `runs.train_or_load(config, name)` then trains it on. An existing branch with the same config is returned as
     it is (its training may be under way or done)."""
-    from ..core.model import initial_model
-    from ..core.trainer import load_resume_state, make_optimizer, optimizer_settings, save_resume_state
     target = Run(run_path(name, root))
     if target.exists():
         target.check_config(config, "pick another branch name")
@@ -147,8 +148,6 @@ def rescue(arm: str, source: Run, root: Path | None = None, train_missing: bool 
     """The finished stages of `arm` (training them first with `train_missing`); None when not all are there.
     A stage is finished when its `final.json` is there for its config: the committed branches keep their metrics,
     not their weights. `root`: the folder of the branches (default: `rescue/` in the runs folder)."""
-    from ..core.run_folder import current_root
-    from .named_runs import train_or_load
     root = Path(root) if root is not None else current_root() / "rescue"
     runs, parent = [], source
     for name, config, edit in arm_stages(arm, source):

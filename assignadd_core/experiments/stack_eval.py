@@ -19,11 +19,10 @@ from torch.func import functional_call, vmap
 from ..measure import roles
 from ..core.config import RunConfig
 from ..core.data import POOL_NAMES, Vocab, eval_pools
-from ..measure.measures import (MEASURE_NAMES, fused_forward, measurement_batch, operand_pairs, probe_accuracy,
+from ..measure.measures import (MEASURE_NAMES, PROBE, fused_forward, measurement_batch, operand_pairs, probe_accuracy,
                                 value_positions)
 from ..core.model import AssignAddTransformer
 
-PROBE = MEASURE_NAMES[-1]
 RUNS_PER_PASS = 64  # runs evaluated in one vmap call: bounds the memory of the activations ([K, 2,304, 16, 16])
 
 

@@ -1,6 +1,8 @@
 """Torch CPU threads: one setter for the command line and the sweep workers."""
 from __future__ import annotations
 
+import torch
+
 from ..core.config import ConfigError
 
 
@@ -9,5 +11,4 @@ def set_threads(threads: int | None) -> None:
     if threads is not None:
         if threads < 1:
             raise ConfigError(f"--threads must be >= 1, got {threads}")
-        import torch
         torch.set_num_threads(int(threads))

@@ -27,6 +27,7 @@ MEASURE_NAMES = (
     "m6_l2_eq_to_values",  # layer-2 attention from `=` has its top 2 on the operand values
     "m7_probe_var_identity",  # linear probe on the layer-1 residual at value tokens recovers the variable
 )
+PROBE = MEASURE_NAMES[-1]  # measure 7, the linear probe: slower, logged every `probe_every` steps only
 MEASUREMENT_ROWS_PER_POOL = 256
 
 

@@ -62,7 +62,7 @@ def block_head(of: Any, block: int) -> int:
 @functools.lru_cache(maxsize=None)
 def act_name(name: str, block: int) -> str:
     """TransformerLens' hook name of activation `name` ("pattern", "resid_pre", "attn_out", "pre", ...) in `block`."""
-    from transformer_lens.utilities import get_act_name
+    from transformer_lens.utilities import get_act_name  # here, not at the top: a slow import (see above)
     return get_act_name(name, block)
 
 

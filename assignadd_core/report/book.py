@@ -13,6 +13,9 @@
   that every figure of every chapter made it into the HTML.
 * all – execute, then build.
 Any failed cell, Sphinx warning or missing figure makes the command exit non-zero.
+
+The driver imports the package's modules and the slow libraries it uses (papermill, nbformat, plotly) inside the
+functions that need them: each chapter runs in its own kernel, and the driver itself starts in a fraction of a second.
 """
 from __future__ import annotations
 

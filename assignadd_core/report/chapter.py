@@ -5,6 +5,9 @@ reads are named in `studies/`, not in the chapters), validates the parameters (p
 through silently, so a misspelled one would otherwise be ignored), prints the one-line "parameters of this
 execution", and sets up plotly's renderer, seeds and warning filters (see `plots.setup_plotly`), and pandas to show
 every table cell whole.
+
+This module is every chapter's first import, so it imports the rest of the package (and IPython) inside the functions
+that use them: the chapter's warning filters are set (`start_chapter`) before torch and the trainer load and warn.
 """
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+import html
 
 import pandas as pd
 
@@ -27,8 +28,9 @@ from ..core.config import ConfigError
 from .names import display_text
 from ..core.run_folder import current_root
 from ..rules import verdicts
-
 from ..rules.verdicts import VERDICTS  # noqa: E402  (one list of verdict words)
+from .rule_lock import first_verdict, read_lock
+from .present import KEY_RESULTS
 CLAIMS_ENV = "ASSIGNADD_CLAIMS_DIR"  # set by the book driver only
 
 
@@ -120,7 +122,6 @@ def _write_record(record: dict, name: Path, what: str, root: Path | None) -> Pat
 def claims_table(root: Path | None = None) -> pd.DataFrame:
     """One row per claim; `first_rule` is the verdict under the claim's first rule where its rule has changed
     (`rule_lock.first_verdict`; "—" for a rule that never changed), `first_basis` what that verdict was read on."""
-    from .rule_lock import first_verdict, read_lock
     lock = read_lock()
     rows = []
     for key, claim in CLAIMS.items():
@@ -153,7 +154,6 @@ def chapter_title(chapter: str, chapters_dir: Path) -> str | None:
 def claims_html(table: pd.DataFrame, chapters_dir: Path) -> str:
     """The claims table as compact HTML: one line per claim (statement, paper, verdict, the same rule on the
     authors' weights, chapter link), with our numbers and the rule in an expandable detail."""
-    import html
 
     def esc(text) -> str:
         return html.escape(str(text))
@@ -201,7 +201,6 @@ def result_box(slug: str, root: Path | None = None) -> str | None:
     """The box that opens a chapter: each claim it tests, its verdict, the numbers that decided it, the verdict
     under the claim's first rule where the rule changed, and a link to the rule. None for a chapter that tests no
     claim."""
-    import html
     rows = claims_table(root)
     mine = rows[rows["chapter"] == f"chapters/{slug}"]
     if mine.empty:
@@ -217,14 +216,13 @@ def result_box(slug: str, root: Path | None = None) -> str | None:
 
 def opens_with_key_results(cells) -> bool:
     """Whether a chapter pastes its own key-results box (present.KEY_RESULTS) in a Markdown cell."""
-    from .present import KEY_RESULTS
     return any(c.cell_type == "markdown" and f"{{glue}} {KEY_RESULTS}" in c.source for c in cells)
 
 
 def insert_result_box(notebook: Path, root: Path | None = None) -> bool:
     """Put (or replace) the result box under the chapter's title; returns whether it did: not for a chapter that
     tests no claim, nor for one that opens with its own key-results box (which states the verdicts itself)."""
-    import nbformat
+    import nbformat  # here, not at the top: a slow import (nbformat)
     nb = nbformat.read(notebook, as_version=4)
     nb.cells = [c for c in nb.cells if RESULT_TAG not in c.metadata.get("tags", [])]
     box = None if opens_with_key_results(nb.cells) else result_box(Path(notebook).stem, root)

@@ -27,8 +27,17 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import yaml
 
 from ..core.config import ConfigError
+from ..measure import roles
+from ..core.data import POOLS, POOL_NAMES, eval_pools, make_split
+from ..analysis import fourier
+from ..rules.study import current
+from ..analysis.phases import detect_phases
+from ..rules.verdicts import composed
+from ..core.checkpoint import CheckpointError
+from ..core.run_folder import Run, current_root
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN_RUNS = ROOT / "book" / "explorer_runs.yaml"  # the reader's own runs (`explorer add`)
@@ -49,7 +58,6 @@ class ExplorerError(ConfigError):
 # ----------------------------------------------------------------------------- weights
 def folded_weights(model) -> dict[str, np.ndarray]:
     """The page's weights [rows, cols] in float64, folded from the model's (see the module docstring)."""
-    from ..measure import roles
     m = model.config.model
     if not m.paper_shape:
         raise ExplorerError(f"the explorer runs the paper's shape only (2 layers, 1 head, an MLP in block 1); this"
@@ -127,7 +135,6 @@ def forward(weights: dict[str, np.ndarray], tokens: torch.Tensor, scale: float) 
 def check_tokens(task) -> torch.Tensor:
     """The first PER_POOL sequences of each evaluation pool, pool after pool: every query type, held-out pairs and
     variables in held-out positions included."""
-    from ..core.data import POOL_NAMES, eval_pools
     pools = eval_pools(task)
     return torch.cat([pools[name].tokens[:PER_POOL] for name in POOL_NAMES])
 
@@ -136,7 +143,6 @@ def check_tokens(task) -> torch.Tensor:
 def neuron_table(model) -> dict:
     """Each addition-MLP neuron's best frequency k, how much of its pre-activation over the operand grid that
     frequency explains (r2), and its importance relative to the largest (chapter 8's reading)."""
-    from ..analysis import fourier
     maps = fourier.neuron_preactivations(model)
     fit = fourier.fit_two_operand_frequency(maps)
     importance = fourier.neuron_importance(model, maps)
@@ -148,7 +154,6 @@ def neuron_table(model) -> dict:
 def task_entry(task) -> tuple[str, dict]:
     """(key, what the page needs of a task): its sizes, names and split (training pairs and the pairs of kept 2-var
     rows as 0/1 strings over the row-major pairs, the variables held out of a side)."""
-    from ..core.data import make_split
     split = make_split(task)
     n = task.modulus
     covered = torch.zeros(n, n, dtype=torch.bool)
@@ -209,7 +214,6 @@ class Series:
 def study_series() -> list[Series]:
     """The study profile's explorer models: final models of `seeds` (grouped as composed or stuck by their final
     1-var train accuracy, where the run is here), then `across_training` at its `steps` and its end."""
-    from ..rules.study import current
     spec = current().get("explorer") or {}
     series = [Series(name, name.replace("seed", "seed ", 1), "") for name in spec.get("seeds", [])]
     across = spec.get("across_training")
@@ -222,7 +226,6 @@ def study_series() -> list[Series]:
 
 def own_series(path: Path | None = None) -> list[Series]:
     """The reader's runs added with `explorer add` (book/explorer_runs.yaml)."""
-    import yaml
     path = Path(path or OWN_RUNS)
     if not path.is_file():
         return []
@@ -235,7 +238,6 @@ def own_series(path: Path | None = None) -> list[Series]:
 
 def stop_entry(run, step: int | None) -> dict:
     """What the page says of one model: its step, and the pools' accuracies there (metrics.csv, or final.json)."""
-    from ..core.data import POOL_NAMES
     if step is None:
         final = run.final()
         return {"step": int(final["last_step"]), "final": True,
@@ -248,14 +250,12 @@ def stop_entry(run, step: int | None) -> dict:
 
 def phases_of(run) -> dict:
     """The run's jump and final rise (the steps chapter 2 reads off its metrics), for the page's training slider."""
-    from ..analysis.phases import detect_phases
     found = detect_phases(run.metrics())
     return {key: found[key] for key in ("jump", "refinement") if found.get(key)}
 
 
 def group_of(run, group: str) -> tuple[str, str]:
     """(group, state): a seed's group from its final 1-var train accuracy (composed or stuck) unless given."""
-    from ..rules.verdicts import composed
     one_var = float(run.final()["pools"]["1var_train"])
     state = "composed" if composed(one_var) else "stuck"
     return (group or f"{state} seeds (final models)"), state
@@ -284,15 +284,12 @@ def export(out_dir: Path | None = None, root: Path | None = None, series: list[S
     """Export every model of the explorer into out_dir and write its manifest (`models.js`); a model exported before
     from the same weights file and exporter is kept as it is; a run whose weights are not here is left out with one
     line. Returns the manifest."""
-    from ..core.checkpoint import CheckpointError
-    from ..core.run_folder import Run, current_root
     root = Path(root or current_root())
     series = study_series() + own_series() if series is None else series
     out_dir = Path(out_dir or BUILT)
     out_dir.mkdir(parents=True, exist_ok=True)
     previous = read_manifest(out_dir) or {}
     before, tasks_before = previous.get("models", {}), previous.get("tasks", {})
-    from ..core.data import POOLS
     manifest = {"format": FORMAT, "bits": BITS, "pools": [{"name": p.name, "label": p.label} for p in POOLS],
                 "tasks": {}, "models": {}, "series": []}
     tic, fresh = time.perf_counter(), 0
@@ -341,12 +338,10 @@ def export(out_dir: Path | None = None, root: Path | None = None, series: list[S
 
 # ----------------------------------------------------------------------------- the reader's runs
 def _read_own(path: Path) -> list[dict]:
-    import yaml
     return (yaml.safe_load(path.read_text()) or []) if path.is_file() else []
 
 
 def _write_own(path: Path, entries: list[dict]) -> None:
-    import yaml
     header = ("# Your runs in the explorer page (book/explorer.md): `python -m assignadd_core explorer add RUN`"
               " adds one,\n# `explorer remove RUN` takes it out; the book build exports their weights.\n")
     path.write_text(header + yaml.safe_dump(entries, sort_keys=False))
@@ -355,8 +350,6 @@ def _write_own(path: Path, entries: list[dict]) -> None:
 def add(run_arg: str, label: str | None = None, steps: list[int] | None = None, root: Path | None = None,
         own: Path | None = None) -> Series:
     """Check a run for the explorer (its weights, its shape) and list it in `own` (replacing an earlier entry)."""
-    from ..core.checkpoint import CheckpointError
-    from ..core.run_folder import Run, current_root
     root = Path(root or current_root())
     path = Path(run_arg)
     name = run_arg if "/" not in run_arg else (path.name if path.resolve().parent == root.resolve() else str(path))
@@ -402,7 +395,6 @@ def register_cli(sub) -> None:
 
 
 def cmd_explorer(args) -> int:
-    from ..core.run_folder import Run, current_root
     if args.action in ("add", "remove") and not args.run:
         raise ExplorerError(f"explorer {args.action} needs the run, e.g. `explorer {args.action} seed7`")
     if args.action == "add":
@@ -422,7 +414,6 @@ def cmd_explorer(args) -> int:
     elif args.action == "export":
         export(args.out or BUILT)
     else:
-        from ..core.checkpoint import CheckpointError
         root = current_root()
         for item in study_series() + own_series():
             run = Run(item.path(root))

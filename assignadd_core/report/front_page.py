@@ -9,9 +9,15 @@ import html
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from .claims import claims_table
 from .palette import BAND_OPACITY, INK, PAPER, VERDICT_COLORS, pool_style
 from ..rules import paper
+from ..core.data import VAR_RESTRICTED
+from ..analysis.phases import detect_phases
+from ..rules.paper import JUMP_STEPS, REFINEMENT_STEPS
+from .plots import FIGURE_CONFIG
 
 SCOREBOARD = ("<!-- scoreboard:start -->", "<!-- scoreboard:end -->")
 HERO = ("<!-- hero:start -->", "<!-- hero:end -->")
@@ -124,9 +130,7 @@ def readme_table(records: Path | None = None) -> str:
 
 def hero_html(metrics_csv: Path) -> str:
     """The three phases of the main run as a plotly div (plotly.js is loaded once per page by the book)."""
-    import pandas as pd
 
-    from ..core.data import VAR_RESTRICTED
     m = pd.read_csv(metrics_csv)
     # the whole main run: the paper's refinement window (14,500-16,000) and ours both show
     m = m[m["step"] <= paper.MAIN_STEPS.value]
@@ -135,8 +139,6 @@ def hero_html(metrics_csv: Path) -> str:
     styles = (pool_style("0var_train"), pool_style("1var_train"), {"color": INK, "dash": "dash", "width": 2})
     data = [{"x": m["step"].tolist(), "y": [round(float(v), 4) for v in y], "name": name, "mode": "lines",
              "line": style} for (name, y), style in zip(curves.items(), styles)]
-    from ..analysis.phases import detect_phases
-    from ..rules.paper import JUMP_STEPS, REFINEMENT_STEPS
     ours = detect_phases(pd.read_csv(metrics_csv))
     shapes, notes = [], []
     for (start, end), text in [(JUMP_STEPS.value, "paper's jump"), (REFINEMENT_STEPS.value, "paper's refinement")]:
@@ -156,7 +158,6 @@ def hero_html(metrics_csv: Path) -> str:
     payload = json.dumps({"data": data, "layout": layout}, separators=(",", ":"))
     caption = ("<p class=\"figure-caption\">The three phases of our main run (seed 42) over its 40,000 steps; grey"
                " bands: the paper's windows, dotted lines: where ours happen.</p>\n")
-    from .plots import FIGURE_CONFIG
     config = json.dumps(FIGURE_CONFIG, separators=(",", ":"))
     return (caption + f'<div id="hero-phases" class="plotly-graph-div" style="width:100%;height:380px"></div>\n'
             f"<script>window.addEventListener('load', function () {{ var f = {payload};"

@@ -13,6 +13,8 @@ figures' white background (the book's dark mode leaves a figure's background whi
 """
 from __future__ import annotations
 
+from ..core.data import pool_spec
+
 # ------------------------------------------------------------------ pools
 QUERY_TYPE = {0: "#0072B2", 1: "#009E73", 2: "#D55E00"}  # variable operands per query: 0-var, 1-var, 2-var
 POOL_DASH = {"train": "solid", "heldout": "dot", "forbidden": "dash"}  # by the pool's pairs, then its variables
@@ -20,7 +22,6 @@ POOL_DASH = {"train": "solid", "heldout": "dot", "forbidden": "dash"}  # by the 
 
 def pool_style(name: str) -> dict:
     """Line colour, dash and width of an evaluation pool (data.POOLS), from its query type and what it holds out."""
-    from ..core.data import pool_spec
     spec = pool_spec(name)
     restricted = "forbidden" in spec.variables
     dash = POOL_DASH["forbidden"] if restricted else POOL_DASH["heldout" if spec.pairs == "heldout" else "train"]

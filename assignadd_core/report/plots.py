@@ -14,9 +14,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import html
+import re
 
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+import numpy as np
 
 from . import palette
 from ..analysis.sweep_records import DONE, finished
@@ -24,6 +29,10 @@ from ..book_mime import PLOTLY_MIME
 from ..core.data import POOL_NAMES, VAR_RESTRICTED
 from .names import MEASURE_LABELS, POOL_LABELS, label  # noqa: F401  (the chapters' names: plots.POOL_LABELS)
 from .palette import GREY, INK, LIGHT, PAPER, PARTS, identity
+from .names import display_text
+from ..measure.measures import MEASURE_NAMES
+from ..analysis.thresholds import mean_curve
+from ..analysis.composition import auc, roc_curve
 
 BOOK_RENDERER = "book"
 # Sized by its container; no zoom on the mouse wheel or a touch pad (the page scrolls instead); a short toolbar
@@ -66,7 +75,6 @@ class BookRenderer(MimetypeRenderer):
 
 
 def html_escape(text: str) -> str:
-    import html
     return html.escape(str(text), quote=False)
 
 
@@ -91,7 +99,6 @@ def _axis_key(letter: str, name: str) -> str:
 
 def _display_names(figure: dict) -> None:
     """Display names for the code keys in trace names, the title, axis titles and annotations (subplot titles)."""
-    from .names import display_text
     for trace in figure.get("data", []):
         if isinstance(trace.get("name"), str):
             trace["name"] = display_text(trace["name"])
@@ -166,7 +173,6 @@ def _pool_style(pool: str) -> dict:
 def pair_map_figure(train_mask, title: str = "Training operand pairs"):
     """Heat map of which ordered pairs (n1, n2) are used in training (1, light grey) or held out (0, black); the
     colour bar names the two."""
-    import plotly.graph_objects as go
     mask = train_mask.int().tolist()
     fig = go.Figure(go.Heatmap(z=mask, zmin=0, zmax=1, colorscale=[[0, INK], [0.5, INK], [0.5, LIGHT], [1, LIGHT]],
                                colorbar={"tickvals": [0.25, 0.75], "ticktext": ["held out", "training"],
@@ -179,7 +185,6 @@ def pair_map_figure(train_mask, title: str = "Training operand pairs"):
 
 def var_pair_figure(kinds, var_names, title: str = "Variable pairs as 2-var query operands in training"):
     """kinds[i][j] in {0 same, 1 allowed, 2 one operand forbidden, 3 both forbidden} for lhs i, rhs j."""
-    import plotly.graph_objects as go
     labels = ["same variable", "seen in training", "one operand in a new position", "both in new positions"]
     two_var = palette.QUERY_TYPE[2]  # the var-restricted kinds in the 2-var pools' colour, darker = more restricted
     colors = [palette.tint(LIGHT, 0.75), LIGHT, palette.tint(two_var, 0.55), two_var]
@@ -195,7 +200,6 @@ def var_pair_figure(kinds, var_names, title: str = "Variable pairs as 2-var quer
 
 def type_mix_figure(measured: dict[str, float], expected: dict[str, float],
                     title: str = "Query-type mix of the training stream"):
-    import plotly.graph_objects as go
     names = list(measured)
     colours = [palette.QUERY_TYPE[int(n[0])] if n[:1].isdigit() else INK for n in names]  # "1-var (left)": 1-var
     fig = go.Figure([go.Bar(name="measured from the generator", x=names, y=[measured[n] for n in names],
@@ -211,7 +215,6 @@ def type_mix_figure(measured: dict[str, float], expected: dict[str, float],
 
 def pool_curves_figure(metrics, title: str, max_step: int | None = None):
     """The nine pool accuracies of one run against training step."""
-    import plotly.graph_objects as go
     fig = go.Figure([go.Scatter(x=metrics["step"], y=metrics[p], name=POOL_LABELS[p], mode="lines",
                                 line=_pool_style(p)) for p in POOL_NAMES])
     fig.update_layout(title=title, xaxis_title="training step", yaxis_title="accuracy", height=480,
@@ -223,8 +226,6 @@ def pool_curves_figure(metrics, title: str, max_step: int | None = None):
 
 def pool_grid_figure(metrics_by_run: dict, title: str = "Pool accuracies of every run"):
     """3 × 3 panels (one per pool), one line per run."""
-    from plotly.subplots import make_subplots
-    import plotly.graph_objects as go
     fig = make_subplots(rows=3, cols=3, subplot_titles=[POOL_LABELS[p] for p in POOL_NAMES],
                         shared_xaxes=True, shared_yaxes=True, vertical_spacing=0.08, horizontal_spacing=0.04)
     for r, (name, metrics) in enumerate(metrics_by_run.items()):
@@ -244,8 +245,6 @@ def pool_grid_figure(metrics_by_run: dict, title: str = "Pool accuracies of ever
 
 def measures_figure(metrics, phases: dict, paper_steps: dict | None = None, title: str = "Progress measures"):
     """The progress measures against step, detected phase steps as vertical lines, the paper's windows shaded."""
-    import plotly.graph_objects as go
-    from ..measure.measures import MEASURE_NAMES
     fig = go.Figure()
     for name in MEASURE_NAMES:
         rows = metrics[["step", name]].dropna()
@@ -266,7 +265,6 @@ def measures_figure(metrics, phases: dict, paper_steps: dict | None = None, titl
 def exact_figure(exact_by_run: dict[str, dict[str, float]], paper: dict[str, float],
                  title: str = "Exact-set accuracy at the end of training"):
     """Grouped bars: each run's accuracy on the exhaustive sets, the paper's number as a marker line."""
-    import plotly.graph_objects as go
     if not exact_by_run:
         raise ValueError("exact_figure needs at least one run")
     sets = list(next(iter(exact_by_run.values())))
@@ -286,7 +284,6 @@ def exact_figure(exact_by_run: dict[str, dict[str, float]], paper: dict[str, flo
 def _named_vlines(fig, marks) -> None:
     """Vertical lines named in the legend (`marks`: (x, name, line style)): a label beside a line on a phone-wide plot
     would stretch the axis."""
-    import plotly.graph_objects as go
     for x, name, line in marks:
         fig.add_vline(x=x, line=line)
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name, hoverinfo="skip"))
@@ -300,10 +297,7 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
     `fit`: `analysis.thresholds` results, drawn when given; `extra_lines`: {name: (x, y)} drawn as thin
     dashed context lines on the same axes (e.g. the share of pairs a 2-var rate covers).
     """
-    import numpy as np
-    import plotly.graph_objects as go
 
-    from ..analysis.thresholds import mean_curve
 
     fig = go.Figure()
     for i, (seed, rows) in enumerate(status.sort_values(field).groupby("seed")):
@@ -353,7 +347,6 @@ def threshold_fit_figure(table, field: str, x, curve, threshold: float | None, i
     """C9's reading drawn: per grid value the share of composed runs at the level (`analysis.thresholds.
     success_by_value`, 95 % intervals), the logistic fit's curve over `x` and its midpoint with the seeds'
     resampled interval shaded."""
-    import plotly.graph_objects as go
 
     fig = go.Figure(go.Scatter(
         x=table[field], y=table["share"], mode="markers", name="share of composed runs at the level",
@@ -386,7 +379,6 @@ def threshold_fit_figure(table, field: str, x, curve, threshold: float | None, i
 # ------------------------------------------------------------------ circuits and theory (chapters 04, 07)
 def _heatmap(z, x, y, zmid: float | None = 0.0, colorscale: str = palette.DIVERGING, showscale: bool = True,
              hover: str = "query %{y}, key %{x}: %{z:.3f}", scale_title: str = "score"):
-    import plotly.graph_objects as go
     z = [[None if v != v else v for v in row] for row in (z.tolist() if hasattr(z, "tolist") else z)]  # NaN -> gap
     return go.Heatmap(z=z, x=list(x), y=list(y), zmid=zmid, colorscale=colorscale, showscale=showscale,
                       hovertemplate=hover + "<extra></extra>", colorbar={"title": {"text": scale_title}})
@@ -395,7 +387,6 @@ def _heatmap(z, x, y, zmid: float | None = 0.0, colorscale: str = palette.DIVERG
 def qk_map_figure(matrix, x_labels, y_labels, title: str, x_title: str = "key", y_title: str = "query",
                   size: int = 520):
     """One QK (or any square) map as a heat map, query rows top to bottom, diverging around 0."""
-    import plotly.graph_objects as go
     fig = go.Figure(_heatmap(matrix, x_labels, y_labels, scale_title="QK score"))
     fig.update_layout(title=title, width=size + 80, height=size, xaxis_title=x_title, yaxis_title=y_title,
                       yaxis_autorange="reversed")
@@ -404,7 +395,6 @@ def qk_map_figure(matrix, x_labels, y_labels, title: str, x_title: str = "key", 
 
 def _score_title(panel: str) -> str:
     """A map's colour-bar title from its panel title: an OV map's scores are "OV score", any other map's "QK score"."""
-    import re
     return "OV score" if re.search(r"\bOV\b", str(panel)) else "QK score"
 
 
@@ -414,7 +404,6 @@ def qk_map_pair_figure(maps: dict, x_labels, y_labels, title: str, x_title: str 
     beside its own panel (plotly would stack them all at the figure's right edge), with room after it for the next
     panel's tick labels when they are long (token labels such as "15:="). Each colour bar is titled `scale_title`,
     or by default after its panel (`_score_title`: "OV score" for an OV map, "QK score" otherwise)."""
-    from plotly.subplots import make_subplots
     names = list(maps)
     cols = min(3, len(names))
     rows = -(-len(names) // cols)
@@ -438,7 +427,6 @@ def qk_map_pair_figure(maps: dict, x_labels, y_labels, title: str, x_title: str 
 
 def attention_grid_figure(patterns, labels: list[list[str]], names: list[str], title: str):
     """patterns [example, layer, q, k]: one row per example, one column per layer."""
-    from plotly.subplots import make_subplots
     n_ex, n_layers = patterns.shape[0], patterns.shape[1]
     titles = [f"{name} — layer {layer + 1}" for name in names for layer in range(n_layers)]
     fig = make_subplots(rows=n_ex, cols=n_layers, subplot_titles=titles, vertical_spacing=0.06,
@@ -460,7 +448,6 @@ def eq_variable_scores_figure(steps, scores, var_names, title: str, window: tupl
                               highlight: tuple = ()):
     """scores [step, variable, side]: the layer-1 score from `=` to each variable at the lhs and the rhs
     position, one line per variable; `highlight` variables (e.g. the position-restricted ones) in bold."""
-    from plotly.subplots import make_subplots
     fig = make_subplots(rows=1, cols=2, subplot_titles=["variable as left operand (position 13)",
                                                         "variable as right operand (position 14)"],
                         shared_yaxes=True)
@@ -503,7 +490,6 @@ def ablation_figure(table, title: str, y_title: str = "accuracy"):
     """Grouped bars: one group per pool (rows of `table`), one bar per column. With a "clean" column, that one is
     ink and the others (the ablated variants) a grey ramp (`palette.ABLATED`); otherwise each column an identity
     colour."""
-    import plotly.graph_objects as go
     x = [wrapped_label(label(i)) for i in table.index]
     columns = list(table.columns)
     if "clean" in columns:
@@ -521,7 +507,6 @@ def ablation_figure(table, title: str, y_title: str = "accuracy"):
 def gradient_identity_figure(table, metrics, jump: int | None, title: str):
     """Top: diagonal contrast of the projected negative gradient (and of W_QK2, and the isotropic
     U Uᵀ baseline) at each checkpoint; bottom: progress measures 3 and 5 from the metrics table."""
-    from plotly.subplots import make_subplots
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4],
                         subplot_titles=["diagonal contrast on the variable copies u_v = W_E[v] OV1",
                                         "progress measures"])
@@ -558,8 +543,6 @@ def cosine_histograms_figure(panels: dict, title: str, bins: int = 80):
 
     Binned here rather than by go.Histogram: the mismatched group holds ~12 M cosines at N = 59, and a
     histogram trace embeds every value in the page (~6.7 MB per million); 80 bars per group stay ~10 KB."""
-    import numpy as np
-    from plotly.subplots import make_subplots
     names = list(panels)  # one panel per row: three side by side do not fit the book's text column
     fig = make_subplots(rows=len(names), cols=1, subplot_titles=names, shared_xaxes=True, vertical_spacing=0.08)
     edges = np.linspace(-1, 1, bins + 1)
@@ -588,7 +571,6 @@ def _part_colour(name: str, index: int) -> str:
 def spectrum_figure(series: dict, title: str, key: list | None = None):
     """series: {name: power fraction per frequency 1..K}, each in the colour of the part it is named after
     (`_part_colour`); key frequencies marked below the axis."""
-    import plotly.graph_objects as go
     fig = go.Figure()
     for i, (name, fractions) in enumerate(series.items()):
         fig.add_bar(x=list(range(1, len(fractions) + 1)), y=list(map(float, fractions)), name=name,
@@ -603,8 +585,6 @@ def spectrum_figure(series: dict, title: str, key: list | None = None):
 
 def neuron_fit_figure(actual, fitted, title: str, labels: tuple = ("pre-activation", "single-frequency fit")):
     """A neuron's N × N pre-activation map (lhs n down, rhs m across) beside its fit, one colour scale."""
-    import numpy as np
-    from plotly.subplots import make_subplots
     fig = make_subplots(rows=1, cols=2, subplot_titles=list(labels), horizontal_spacing=0.08)
     lim = float(np.abs(np.concatenate([np.ravel(actual), np.ravel(fitted)])).max())
     for i, z in enumerate((actual, fitted)):
@@ -621,8 +601,6 @@ def neuron_fit_figure(actual, fitted, title: str, labels: tuple = ("pre-activati
 def neuron_r2_figure(r2, k, active, title: str, threshold: float = 0.7):
     """Left: histogram of every neuron's best single-frequency R² (active vs inactive neurons);
     right: how many active neurons pick each frequency."""
-    import numpy as np
-    from plotly.subplots import make_subplots
     r2, k, active = np.asarray(r2), np.asarray(k), np.asarray(active, dtype=bool)
     fig = make_subplots(rows=1, cols=2, subplot_titles=["explained variance of the best frequency",
                                                         "best frequency of the active neurons"])
@@ -645,7 +623,6 @@ def neuron_r2_figure(r2, k, active, title: str, threshold: float = 0.7):
 def variable_side_figure(table, forbidden: dict, title: str):
     """Accuracy per variable as the left / right operand (table: variables × ['lhs', 'rhs']);
     `forbidden` = {side: [variables never on that side in training]}, drawn hatched."""
-    import plotly.graph_objects as go
     fig = go.Figure()
     for k, side in enumerate(table.columns):
         hatch = ["/" if v in forbidden.get(side, ()) else "" for v in table.index]
@@ -662,7 +639,6 @@ def variable_side_figure(table, forbidden: dict, title: str):
 def restricted_curves_figure(long, title: str, marks: dict | None = None):
     """long: [step, pool, variable, side, accuracy] (`generalization.restricted_long`); one panel per pool, one line
     per (variable, side); `marks` {label: step} drawn as dashed vertical lines."""
-    from plotly.subplots import make_subplots
     pools = list(dict.fromkeys(long["pool"]))
     fig = make_subplots(rows=len(pools), cols=1, subplot_titles=[POOL_LABELS.get(p, p) for p in pools],
                         shared_xaxes=True, vertical_spacing=0.08)  # one pool per row: they fit the text column
@@ -687,7 +663,6 @@ def restricted_curves_figure(long, title: str, marks: dict | None = None):
 
 def residue_figure(tables: dict, title: str, x_title: str):
     """tables: {name: DataFrame indexed by residue with an 'accuracy' column}; one bar series each."""
-    import plotly.graph_objects as go
     fig = go.Figure()
     low = 1.0
     for k, (name, table) in enumerate(tables.items()):
@@ -705,7 +680,6 @@ def residue_figure(tables: dict, title: str, x_title: str):
 def side_by_side_figure(values: dict, title: str, y_title: str = "accuracy", y_range: tuple | None = (0, 1.02)):
     """values: {model name: {label: number}}; grouped bars, one group per label. Long labels (more than
     LONG_LABEL characters) turn the bars sideways, so the labels read across the page on any width."""
-    import plotly.graph_objects as go
     fig = go.Figure()
     labels = [POOL_LABELS.get(k, k) for row in values.values() for k in row]
     sideways = any(len(text) > LONG_LABEL for text in labels)
@@ -731,7 +705,6 @@ def side_by_side_figure(values: dict, title: str, y_title: str = "accuracy", y_r
 
 def lines_figure(x, series: dict, title: str, x_title: str, y_title: str, band: tuple | None = None):
     """One line per entry of `series` ({name: y values}) over a shared x; `band`: an x range shaded grey."""
-    import plotly.graph_objects as go
     fig = go.Figure([go.Scatter(x=list(x), y=[float(v) for v in y], mode="lines+markers", name=name,
                                 line={"color": identity(i)})
                      for i, (name, y) in enumerate(series.items())])
@@ -743,7 +716,6 @@ def lines_figure(x, series: dict, title: str, x_title: str, y_title: str, band: 
 
 def scatter_labels_figure(x, y, labels, title: str, x_title: str, y_title: str):
     """Points with a text label each (e.g. numbers in an embedding PCA), equal axis scales."""
-    import plotly.graph_objects as go
     fig = go.Figure(go.Scatter(x=list(map(float, x)), y=list(map(float, y)), mode="markers+text",
                                text=list(labels), textposition="top center", marker={"size": 7, "color": INK}))
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=520, width=560)
@@ -754,7 +726,6 @@ def scatter_labels_figure(x, y, labels, title: str, x_title: str, y_title: str):
 def phase_strip_figure(steps, paper_steps: dict, title: str):
     """One marker per run for each transition (rows of `steps`: runs; columns: transitions, NaN = not
     found), with the paper's step ranges as grey bars."""
-    import plotly.graph_objects as go
     fig = go.Figure()
     transitions = [c for c in steps.columns]
     for i, (run, row) in enumerate(steps.iterrows()):
@@ -774,7 +745,6 @@ def phase_strip_figure(steps, paper_steps: dict, title: str):
 # ---------------------------------------------------------------------------- the composition study
 def ecdf_figure(curves: dict, title: str, x_title: str, band: tuple | None = None, band_label: str = ""):
     """Empirical distribution functions ({name: (sorted x, share at or below)}) as steps; `band`: a grey x range."""
-    import plotly.graph_objects as go
     fig = go.Figure([go.Scatter(x=list(x), y=list(y), mode="lines+markers", line_shape="hv", name=name,
                                 line={"color": identity(i)})
                      for i, (name, (x, y)) in enumerate(curves.items())])
@@ -788,12 +758,10 @@ def ecdf_figure(curves: dict, title: str, x_title: str, band: tuple | None = Non
 
 def outcome_grid_figure(table, inits, datas, title: str):
     """One cell per (initialization, data order) run: its final 1-var train accuracy; blank where not run."""
-    import numpy as np
     z = np.full((len(inits), len(datas)), np.nan)
     for row in table.itertuples():
         if row.init in inits and row.data in datas:
             z[list(inits).index(row.init), list(datas).index(row.data)] = row.one_var_train
-    import plotly.graph_objects as go
     trace = _heatmap(z, [f"data {d}" for d in datas], [f"init {i}" for i in inits], zmid=None, colorscale=palette.SEQUENTIAL,
                      hover="%{y}, %{x}: 1-var train %{z:.3f}", scale_title="1-var train")
     trace.update(zmin=0.5, zmax=1.0, texttemplate="%{text}",
@@ -809,10 +777,7 @@ def outcome_grid_figure(table, inits, datas, title: str):
 
 def predictor_figure(per_step, features, labels, test_rows, chosen: dict, title: str):
     """Left: held-out AUC of the feature chosen at each step; right: its ROC curve at the chosen step."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
 
-    from ..analysis.composition import auc, roc_curve
     fig = make_subplots(rows=1, cols=2, subplot_titles=("held-out AUC by step", f"ROC: {chosen['quantity']} at step"
                                                         f" {int(chosen['step']):,}"))
     fig.add_trace(go.Scatter(x=per_step["step"], y=per_step["test_auc"], mode="lines+markers", name="held-out AUC",
@@ -836,7 +801,6 @@ def predictor_figure(per_step, features, labels, test_rows, chosen: dict, title:
 
 def rescue_figure(arms: dict, branch_step: int, title: str):
     """1-var train accuracy of each arm ({name: metrics table}) from shortly before the branch point on."""
-    import plotly.graph_objects as go
     fig = go.Figure()
     for i, (name, metrics) in enumerate(arms.items()):
         shown = metrics[metrics["step"] >= branch_step - 2000]
@@ -852,8 +816,6 @@ def rescue_figure(arms: dict, branch_step: int, title: str):
 def composition_rate_figure(panels: dict, title: str):
     """One panel per sweep ({x label: (table from thresholds.composition_by_value, its field)}): the share of runs
     that composed at each grid value, with its 95 % interval."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(panels), shared_yaxes=True)
     for col, (label, (table, field)) in enumerate(panels.items(), start=1):
         fig.add_trace(go.Scatter(
@@ -874,9 +836,6 @@ def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], t
     evaluation pools' accuracies at that step (below). `maps`: a `series(run, "circuit_maps", steps)` table,
     one row per step. Every frame keeps the same colour ranges (attention 0 to 1, the QK map symmetric around 0 up
     to its largest score over all steps), so a colour reads the same at every step; nothing plays by itself."""
-    import numpy as np
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
     n_vars, n_pos = len(var_names), len(token_labels)
     qk_columns = [f"qk_{i}_{j}" for i in range(n_vars) for j in range(n_vars)]
     # a run whose last step is also a kept checkpoint has it twice (that checkpoint and the final model): one frame
@@ -928,8 +887,6 @@ def circuit_slider_figure(maps, var_names: list[str], token_labels: list[str], t
 def steering_figure(curves: dict, windows: dict, title: str):
     """One panel per seed ({seed label: {arm: metrics table}}): 1-var train accuracy of each arm against the step,
     the steering window ({seed label: (first, last)}) shaded."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
     names = list(curves)  # one panel a row: each keeps the column's whole width, on a phone too
     fig = make_subplots(rows=len(names), cols=1, subplot_titles=names, shared_xaxes=True, vertical_spacing=0.08)
     colors = {"twin": GREY, "steered": PARTS["lookup"], "sham": INK}  # steered: the lookup's identity component
@@ -954,8 +911,6 @@ def steering_figure(curves: dict, windows: dict, title: str):
 def shape_curves_figure(curves: dict, title: str, max_step: int | None = None):
     """One panel per task or shape ({panel title: {seed label: metrics table}}): each seed's 1-var train accuracy
     (solid) and the mean of its three var-restricted pools (dotted), against step."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
     cols = 2 if len(curves) > 1 else 1
     rows = -(-len(curves) // cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[wrapped_label(t, 34) for t in curves],

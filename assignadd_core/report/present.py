@@ -19,6 +19,7 @@ from .names import display_text, readable
 from .palette import CHECK_COLORS, VERDICT_COLORS
 from ..rules import verdicts
 from ..rules.verdicts import REPRODUCED, RULE_CHANGES, VERDICTS, Verdict
+from ..rules.paper import steps_text
 
 assert set(VERDICT_COLORS) == set(VERDICTS)
 KEY_RESULTS = "key_results"  # the glue name of a chapter's key-results box
@@ -153,7 +154,7 @@ class KeyResults:
 
 
 def _glue(name: str, value) -> None:
-    from myst_nb import glue  # the book's glue (myst-nb): stored in the cell's outputs, shown where the prose pastes it
+    from myst_nb import glue  # a slow import, here; the book's glue: kept in the cell's outputs, shown where pasted
     glue(name, value, display=False)
 
 
@@ -172,7 +173,7 @@ def glue_text(**texts: object) -> None:
 
 def glue_markdown(**texts: str) -> None:
     """Glue each Markdown text under its name, for the prose: {glue:md}`name` (a phrase with emphasis or a link)."""
-    from IPython.display import Markdown
+    from IPython.display import Markdown  # here, not at the top: a slow import (IPython)
     for name, text in texts.items():
         _glue(name, Markdown(text))
 
@@ -180,7 +181,6 @@ def glue_markdown(**texts: str) -> None:
 def paper_number(number, text: str | None = None) -> str:
     """A number of the paper's (`paper.PaperNumber`) as the prose shows it: its text (default: the number, a window
     of steps as '5,300–5,400') marked with where the paper states it, which a reader sees on hovering."""
-    from ..rules.paper import steps_text
     value = number.value
     shown = text if text is not None else (steps_text(number) if isinstance(value, tuple) else f"{value:,}")
     return (f'<span class="paper-number" title="{html.escape("the paper: " + number.where, quote=True)}">'

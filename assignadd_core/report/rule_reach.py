@@ -31,6 +31,7 @@ from ..experiments import c10_route, per_seed
 from ..rules import stats, verdicts
 from ..experiments import generality_runs as shapes
 from ..analysis import composition, generality, odds, phases, reliability, steering, thresholds
+from .rule_lock import PARTS
 
 PACKAGE = __package__.rpartition(".")[0]  # the package (this module sits in its report/)
 
@@ -273,7 +274,6 @@ def _module_of(item) -> str:
 def reached(claim: str) -> dict[str, str]:
     """{part: the path that reaches it} of everything a claim's verdict reads, inside the boundary: from its entry
     points (`READS`) and its parts' functions, every function, class and constant their sources refer to."""
-    from .rule_lock import PARTS
     start = [*READS[claim], *PARTS[claim][0]]
     paths = {_key(f): _key(f) for f in start}
     todo, seen = list(dict.fromkeys(start)), set()
@@ -295,7 +295,6 @@ def reached(claim: str) -> dict[str, str]:
 
 def covered(claim: str) -> set[str]:
     """The parts a claim's fingerprint holds, as `module.name` (constants under the module that defines them)."""
-    from .rule_lock import PARTS
     functions, *levels = PARTS[claim]
     names = {_key(f) for f in functions}
     names |= {short_name(*owner(module.__name__, name)) for module, group in levels for name in group}

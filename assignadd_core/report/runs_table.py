@@ -11,6 +11,8 @@ from pathlib import Path
 from ..core.run_folder import DEFAULT_ROOT
 from ..rules.study import current, profile
 from ..rules.verdicts import composed
+from ..experiments.sweep import SWEEPS
+from ..experiments.sweep.store import grid_status, results_path
 
 MARKERS = ("<!-- committed:start -->", "<!-- committed:end -->")
 UNKNOWN = "not described (add its purpose in assignadd_core/report/runs_table.py)"
@@ -79,8 +81,6 @@ def purposes() -> dict[str, tuple[str, int | None]]:
 
 def committed_runs(root: Path | None = None) -> str:
     """The README's block: a markdown table of what `root` (the runs folder) holds."""
-    from ..experiments.sweep import SWEEPS
-    from ..experiments.sweep.store import grid_status, results_path
     root = DEFAULT_ROOT if root is None else Path(root)
     rows = ["| in `runs/` | what it is for | runs |", "|---|---|---|"]
     entries = sorted(p for p in root.iterdir() if not p.name.startswith(".")) if root.is_dir() else []

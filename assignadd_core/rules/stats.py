@@ -4,6 +4,9 @@
 * `bootstrap_mean_interval`, `t_interval`: intervals of a mean;
 * `mcnemar_exact`, `fisher`, `sign_flip_exact`: exact tests of paired moves, of two rates and of paired differences;
 * `sign_test_power`, `fisher_power`: what those exact tests can detect, at a stated alternative (exact, by enumeration).
+
+Each test imports what it needs from scipy.stats inside its function: scipy.stats is a slow import, and the rules are
+imported by every chapter and by the trainer's early stop.
 """
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Callable
 
+import yaml
+
 STUDIES = Path(__file__).resolve().parents[2] / "studies"
 STUDY_ENV = "ASSIGNADD_STUDY"
 
@@ -25,7 +27,6 @@ STUDY_ENV = "ASSIGNADD_STUDY"
 def profile(name: str) -> dict:
     """The study profile `studies/<name>.yaml` (or the YAML file at a path), parsed (a clear error for a missing or
     empty one)."""
-    import yaml
     path = Path(name) if name.endswith((".yaml", ".yml")) else STUDIES / f"{name}.yaml"
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in STUDIES.glob("*.yaml"))) or "none"

@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import median
 from typing import Mapping, NamedTuple
+import itertools
+
+import numpy as np
 
 from . import paper as paper_numbers
 from .stats import (Rate, clopper_pearson, fisher, mcnemar_exact, sign_flip_exact,  # noqa: F401  (clopper_pearson:
@@ -595,8 +598,6 @@ def basin_or_chaos(small, large) -> dict:
     ODDS_LEVEL), else chaotic. Beside it, the first rule's Fisher test on the runs (`basin_or_chaos_by_runs`)."""
     if len(small) != len(large) or not small:
         raise ValueError("basin_or_chaos needs the same cells, at least one, at both nudge sizes")
-    import itertools
-    import numpy as np
     diffs = np.array([fl / nl - fs / ns for (fs, ns), (fl, nl) in zip(small, large)])
     signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(diffs))))  # 2^cells: exact for 8 cells
     p = float(np.mean((signs * np.abs(diffs)).mean(1) >= diffs.mean() - 1e-12))
@@ -609,7 +610,7 @@ def basin_or_chaos_by_runs(small: tuple[int, int], large: tuple[int, int]) -> di
     """R2's first basin-or-chaos rule (before 2026-12-03; RULE_CHANGES["R2"]), runs as the unit: basin-like if the
     small nudge's (flips, runs) flip less often than the large one's (one-sided Fisher's exact test, p <
     ODDS_LEVEL), else chaotic. Kept to print its reading beside the cell-level one."""
-    from scipy.stats import fisher_exact
+    from scipy.stats import fisher_exact  # here, not at the top: a slow import (scipy)
     table = [[small[0], small[1] - small[0]], [large[0], large[1] - large[0]]]
     p = float(fisher_exact(table, alternative="less").pvalue)
     return {"p": p, "reading": "basin-like" if p < ODDS_LEVEL else "chaotic"}
@@ -804,7 +805,6 @@ def seed_crossing(seed: int, values, accuracies, level: float = THRESHOLD_LEVEL)
 def median_bracket(crossings: list[SeedCrossing], n_boot: int = 2000, seed: int = 0) -> dict:
     """Median over seeds of the crossings and of the brackets' lower ends (a seed with no value under the level
     counts its crossing as both), and a 95 % bootstrap interval of the median crossing (seeds resampled)."""
-    import numpy as np
     found = [c for c in crossings if c.value is not None]
     if not found:
         return {"n": 0, "crossing": None, "below": None, "interval": None}
@@ -844,7 +844,6 @@ def c9_threshold_before_2026_12_02(crossings: list[SeedCrossing]) -> Verdict:
 def censored_median(crossings: list[SeedCrossing], grid_top: float) -> dict:
     """The median over every seed of the crossings, a seed without one counted as censored above `grid_top` (the
     largest value it was run at): {"n", "censored", "crossing" (None: the median is above the grid), "text"}."""
-    import numpy as np
     values = np.sort([np.inf if c.value is None else c.value for c in crossings])
     censored = int(np.isinf(values).sum())
     if not len(values):

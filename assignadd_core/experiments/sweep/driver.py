@@ -7,6 +7,9 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from tqdm.auto import tqdm
+import torch
+
 from ...analysis.sweep_records import ENDED, is_finished
 from ...core.config import COMPILE_CHOICES, ConfigError, RunConfig
 from ...core.run_folder import Run
@@ -15,6 +18,9 @@ from .definition import Sweep
 from .store import (append_record, driver_lock, latest_records, metric_value, metrics_dir, results_path, scratch_dir,
                     write_csv)
 from .worker import run_controls
+from ...core.model import AssignAddTransformer
+from ..stacked import stack_key
+from ...core.trainer import DeviceError
 
 FINISHED = ENDED  # a point recorded so is skipped (`sweep_records`)
 # On a GPU a sweep's points of one shape train as one stack: as many as half the free memory holds (`gpu_stack_size`),
@@ -45,9 +51,7 @@ def run_sweep(sweep: Sweep, results_dir: Path | None = None, executor: str = "lo
     if device != "cpu" and not device.startswith("cuda"):
         raise ConfigError(f"device must be 'cpu' or 'cuda', got {device!r}")
     if device.startswith("cuda") and not (executor == "ray" and address):  # a remote cluster has its own GPUs
-        import torch
 
-        from ...core.trainer import DeviceError
         if not torch.cuda.is_available():
             raise DeviceError(f"--device {device}: torch sees no CUDA GPU on this machine; nothing was run")
     if executor == "ray" and address:
@@ -83,7 +87,6 @@ def _drive(sweep: Sweep, results_dir: Path | None, executor: str, workers: int, 
         write_csv(sweep, results_dir)
         return counts
 
-    from tqdm.auto import tqdm
     bar = tqdm(total=len(tasks), desc=sweep.name, unit="run", disable=not progress, dynamic_ncols=True)
     running = workers * stack  # points at a time
     bar.set_postfix_str(f"{len(points) - len(todo)} already finished; {min(running, len(tasks))} running")
@@ -119,9 +122,7 @@ def gpu_stack_size(sweep: Sweep, device: str) -> int:
     """How many runs of the sweep's shape share a GPU stack: half the device's free memory over one run's need (its
     weights, gradient and two AdamW moments, 16 bytes a parameter, plus its training activations, about 40 bytes per
     sequence position pair of a batch), at most MAX_GPU_STACK (the evaluation runs at most RUNS_PER_PASS at a time)."""
-    import torch
 
-    from ...core.model import AssignAddTransformer
     config = RunConfig()
     for point in sweep.points():  # the first point whose config can exist (a grid may hold some that cannot)
         try:
@@ -145,7 +146,6 @@ def stack_jobs(tasks: list[dict], stack: int) -> list:
     run order; a task alone (a config that cannot be built, the last of its shape) stays a plain task."""
     if stack == 1:
         return tasks
-    from ..stacked import stack_key
     jobs, filling = [], {}
     for task in tasks:
         try:

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from typing import Iterator
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from ..threads import set_threads
 from .worker import run_job
@@ -89,8 +91,6 @@ def _local(jobs: list, workers: int, threads: int | None, work=None) -> Iterator
         for job in jobs:
             yield from _records(work(job))
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
     # OpenMP reads its wait policy when torch loads, so it is set for the spawned workers only
     policy = {"OMP_WAIT_POLICY": "PASSIVE"} if passive_wait(threads, workers) else {}
     with _environment(**policy):
@@ -109,7 +109,7 @@ def _local(jobs: list, workers: int, threads: int | None, work=None) -> Iterator
 
 
 def _ray(jobs: list, threads: int | None, address: str | None, gpus_per_run: float) -> Iterator[dict]:
-    import ray
+    import ray  # here, not at the top: a slow import, and Ray is needed only by this executor
     started = not ray.is_initialized()
     if started:  # a local instance, or the cluster at `address` (e.g. "auto" or "ray://host:10001")
         # single-thread tasks share each node's cores: the one case for a passive OpenMP wait

@@ -12,6 +12,11 @@ from pathlib import Path
 from ...core.config import ConfigError, RunConfig
 from ..threads import set_threads
 from .store import CONTROLS
+from ...analysis.controls import swap_heldout_accuracy
+from ...core.run_folder import Run
+from ..training import train
+from ..stacked import train_stacked
+from ...core.data import make_split
 
 RECORDED = ("device", "device_name", "threads", "omp_wait_policy", "bf16_used", "compiled", "compile", "stacked",
             "python", "torch", "transformer_lens", "git_commit")  # copied from the run's final.json into its line
@@ -30,8 +35,6 @@ def run_point(task: dict) -> dict:
         return _stamp(record, tic)
     try:
         set_threads(task.get("threads"))
-        from ...core.run_folder import Run
-        from ..training import train
         work = Path(task["work_dir"]) / task["key"]
         run = Run(work)
         if not (run.is_complete() and run.exists() and run.config == config):
@@ -60,7 +63,6 @@ def run_stack(tasks: list[dict]) -> list[dict]:
         return [run_point(task) for task in tasks]
     try:
         set_threads(tasks[0].get("threads"))
-        from ..stacked import train_stacked
         folders = [Path(tasks[i]["work_dir"]) / tasks[i]["key"] for i in ready]
         first = tasks[0]
         runs = train_stacked([checked[i][0] for i in ready], folders, device=first.get("device", "cpu"),
@@ -87,7 +89,6 @@ def _checked(task: dict) -> tuple[RunConfig | None, dict]:
     that is a result (decided before training)."""
     record = {"key": task["key"], "status": "error", "reason": None}
     try:
-        from ...core.data import make_split
         config = RunConfig().replace(**task["overrides"])
         record["config"] = config.to_dict()
         make_split(config.task)
@@ -113,7 +114,6 @@ def _record_done(task: dict, run, record: dict) -> None:
 
 def run_controls(run) -> dict:
     """The controls of a finished run, from its final model; None where the held-out set has no such pair."""
-    from ...analysis.controls import swap_heldout_accuracy
     out = swap_heldout_accuracy(run.load_model())
     return {name: None if math.isnan(out[name]) else out[name] for name in CONTROLS}
 
