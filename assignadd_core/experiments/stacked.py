@@ -271,7 +271,7 @@ def train_stacked(configs: list[RunConfig], run_dirs: list[Path], device: str = 
                   data_workers: int = 0, until: int | None = None) -> list[Run]:
     """Train (or resume) the runs `run_dirs[i]` of `configs[i]` stacked in this process; returns the Runs.
 
-    Finished runs are left as they are. Settings and errors as `trainer.train` (BusyError at once when another
+    Finished runs are left as they are. Settings and errors as `trainer.fit` (BusyError at once when another
     process writes one of the runs; nothing is trained then). `state_every_s`: the resume state is saved at an eval
     step only when this many seconds have passed since the last save (0: at every eval step, as a run alone; a GPU
     stack of hundreds of runs would otherwise write gigabytes); the metrics rows are written at every eval step and a

@@ -165,6 +165,9 @@ def _parse_container(default: object, value: object) -> object:
 def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:
     """Validate parameters, print them in one line, set up plotting; returns them as attributes."""
     params = check_parameters(list(namespace.get("In", [])), namespace)
+    warnings.filterwarnings("ignore", category=UserWarning, module="tqdm")  # before the imports below, which load it
+    warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets: text bar
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
     import pandas as pd
 
     from .plots import setup_plotly
@@ -173,9 +176,6 @@ def start_chapter(namespace: dict, show: bool = True) -> SimpleNamespace:
     # row (pandas shows 10 of a table over 60 rows, with a row of "..."); a longer table belongs in a download
     pd.set_option("display.max_colwidth", None)
     pd.set_option("display.max_rows", TABLE_ROWS)
-    warnings.filterwarnings("ignore", category=UserWarning, module="tqdm")
-    warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto without ipywidgets: text bar
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
     if show:
         show_parameters(params)
     return SimpleNamespace(**params)
