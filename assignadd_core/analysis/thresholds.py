@@ -23,6 +23,22 @@ from .sweep_records import ENDED, finished
 from ..rules.stats import clopper_pearson
 
 
+# A fit's numbers as the book stores and draws them: their last digits are the CPU's rounding (the linear algebra's,
+# the vectorised exp's, an optimizer's stopping point moved by them), which differs between processors, so a
+# threshold and its interval keep 8 significant digits and a drawn curve 6, and every CPU writes the same chapters and
+# claims (tests/test_thresholds.py moves the inputs in their last bit and compares).
+NUMBER_DIGITS, CURVE_DIGITS = 8, 6
+
+
+def cpu_independent(values, digits: int = NUMBER_DIGITS):
+    """A float, a tuple of floats or an array, to `digits` significant digits (NaN and inf as they are)."""
+    if isinstance(values, tuple):
+        return tuple(cpu_independent(v, digits) for v in values)
+    if isinstance(values, np.ndarray):
+        return np.array([float(f"{v:.{digits}g}") for v in values.ravel()]).reshape(values.shape)
+    return float(f"{values:.{digits}g}")
+
+
 @dataclass(frozen=True)
 class Crossing:
     value: float | None  # None: the curve does not stay at or above the level up to the last point
@@ -58,7 +74,8 @@ class LogisticFit:
         return f"{self.midpoint:.3f} ({spread}; {self.n_points} points)"
 
     def __call__(self, x):
-        return logistic(np.asarray(x, dtype=float), self.low, self.high, self.midpoint, self.width)
+        return cpu_independent(logistic(np.asarray(x, dtype=float), self.low, self.high, self.midpoint, self.width),
+                               CURVE_DIGITS)
 
 
 def logistic(x, low, high, midpoint, width):
@@ -370,7 +387,7 @@ def logistic_threshold(done, field: str, metric: str = "value", level: float | N
     threshold = _midpoint(kept[field].to_numpy(float), (kept[metric] >= level).to_numpy())
     if not math.isfinite(threshold):
         return out
-    out["threshold"] = threshold
+    out["threshold"] = cpu_independent(threshold)
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(resamples):
@@ -380,7 +397,7 @@ def logistic_threshold(done, field: str, metric: str = "value", level: float | N
     draws = np.asarray(draws)
     out["unbounded"] = int((~np.isfinite(draws)).sum())  # resamples whose midpoint lies off the grid
     low, high = np.quantile(draws, [0.025, 0.975])
-    out["interval"] = (float(low), float(high))
+    out["interval"] = cpu_independent((float(low), float(high)))
     return out
 
 
@@ -404,7 +421,7 @@ def logistic_curve(done, field: str, x, metric: str = "value", level: float | No
     if not len(kept) or success.all() or not success.any():
         return np.full(x.shape, np.nan)
     intercept, slope = firth_logistic(kept[field].to_numpy(float), success)
-    return 1 / (1 + np.exp(-(intercept + slope * x)))
+    return cpu_independent(1 / (1 + np.exp(-(intercept + slope * x))), CURVE_DIGITS)
 
 
 def c9_runs(frames) -> tuple:

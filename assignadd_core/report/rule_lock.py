@@ -65,9 +65,9 @@ PARTS = {
     "C9": ((verdicts.c9_threshold, verdicts._seed_span, verdicts.censored_median, verdicts.seed_crossing,
             verdicts.SeedCrossing, verdicts.median_bracket, verdicts.composed, thresholds.seed_crossings,
             thresholds.logistic_threshold, thresholds._midpoint, thresholds.firth_logistic, thresholds.c9_runs,
-            thresholds.composed_runs, *FINISHED),
+            thresholds.composed_runs, thresholds.cpu_independent, *FINISHED),
            (verdicts, ("THRESHOLD_LEVEL", "THRESHOLD_CLOSE", "C9_RESAMPLES", "LEARNED_LEVEL")),
-           (paper, ("R_THRESHOLD",)), FINISHED_LEVEL),
+           (paper, ("R_THRESHOLD",)), (thresholds, ("NUMBER_DIGITS",)), FINISHED_LEVEL),
     # the rule in force (c10_onset on the onset sweeps' cells) and, while the chapter records C10 from them, the
     # rule of 2026-12-03 (c10_causal) and its inputs
     "C10": ((verdicts.c10_onset, verdicts.c10_necessity, verdicts.c10_sufficiency, verdicts._composed_later,
