@@ -95,3 +95,26 @@ def test_seed_verdicts_can_show_only_what_a_seed_fell_short_of():
     assert table.loc["seed42", present.SHORT_OF] == "–" and "0.873" in table.loc["seed50", present.SHORT_OF]
     partly = present.seed_verdicts({"seed51": Verdict(PARTLY, "composed 4,001, jump – (no sharp jump)")}, why_only=True)
     assert partly.loc["seed51", present.SHORT_OF] == "composed 4,001, jump – (no sharp jump)"  # names no failed check
+
+
+def test_because_joins_phrases_into_one_sentence_and_leaves_out_empty_ones():
+    from assignadd_core.report.present import because
+    assert because("only 5 of 10 seeds compose", "", None, "seed 51 without a jump") == \
+        "Only 5 of 10 seeds compose; seed 51 without a jump."
+    assert because("Every seed composed.") == "Every seed composed."
+    assert because() == ""
+
+
+def test_a_key_results_box_takes_its_why_as_phrases():
+    from assignadd_core.report.present import Answer, KeyResults, Quote
+    box = KeyResults("q?", Quote("p", "the paper: x"), Answer("a", "finding"), why=["one reason", False, "another"])
+    assert box.why == "One reason; another." and "<dd>One reason; another.</dd>" in box._repr_html_()
+
+
+def test_a_history_is_folded_with_every_dated_item():
+    from assignadd_core.report.present import History
+    history = History("How the rule changed", [("2026-11", "first <rule>"), ("2026-12", "second")])
+    assert repr(history) == "How the rule changed\n  2026-11: first <rule>\n  2026-12: second"
+    page = history._repr_html_()
+    assert page.startswith("<details") and "<summary>How the rule changed</summary>" in page
+    assert "<li><b>2026-11</b>: first &lt;rule&gt;</li>" in page

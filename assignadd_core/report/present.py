@@ -128,8 +128,10 @@ class KeyResults:
     """The box that opens a chapter, on its first screen: the question, the paper's answer (quoted, with where the
     paper says it), ours (each line with its number and a verdict chip) and one line on why."""
 
-    def __init__(self, question: str, paper: Sequence[Quote] | Quote, ours: Sequence[Answer] | Answer, why: str):
-        self.question, self.why = question, why
+    def __init__(self, question: str, paper: Sequence[Quote] | Quote, ours: Sequence[Answer] | Answer,
+                 why: str | Sequence[str]):
+        """why: one line, or its phrases (empty ones left out), joined with semicolons into one sentence."""
+        self.question, self.why = question, why if isinstance(why, str) else because(*why)
         self.paper = [paper] if isinstance(paper, Quote) else list(paper)
         self.ours = [ours] if isinstance(ours, Answer) else list(ours)
         if not self.ours:
@@ -150,6 +152,29 @@ class KeyResults:
                        for a in self.ours)
         return (f'<div class="key-results"><p class="key-results-question">{esc(self.question)}</p><dl>'
                 f"<dt>The paper</dt>{paper}<dt>Ours</dt>{ours}<dt>Why</dt><dd>{esc(self.why)}</dd></dl></div>")
+
+
+def because(*phrases: str) -> str:
+    """Phrases as one sentence: the empty ones left out, the rest joined with semicolons, the first letter capitalised
+    and a full stop at the end ('Only 5 of 10 seeds compose; seed 51 without a jump.')."""
+    found = [p.strip() for p in phrases if p and p.strip()]
+    text = "; ".join(found)
+    return text[:1].upper() + text[1:] + ("" if not text or text.endswith(".") else ".")
+
+
+class History:
+    """A dated list (a rule's or a detector's history), folded under a title: the book shows its summary, a click opens
+    it; a terminal reads every item."""
+
+    def __init__(self, title: str, items: Sequence[tuple[str, str]]):
+        self.title, self.items = title, list(items)
+
+    def __repr__(self) -> str:
+        return "\n".join([self.title, *(f"  {when}: {text}" for when, text in self.items)])
+
+    def _repr_html_(self) -> str:
+        items = "".join(f"<li><b>{html.escape(when)}</b>: {html.escape(text)}</li>" for when, text in self.items)
+        return f'<details class="history"><summary>{html.escape(self.title)}</summary><ul>{items}</ul></details>'
 
 
 def _glue(name: str, value) -> None:
