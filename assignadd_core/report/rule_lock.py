@@ -87,7 +87,7 @@ PARTS = {
            (verdicts, ("LEARNED_LEVEL",)), DETECTOR_LEVELS, (reliability, ("TRANSITIONS",))),
     # the route's reading of its tables (`c10_route.held_inputs`); the tables are measured by `analysis.route`
     # its second part, the double hold, reads C10's necessity test on its own cells
-    "R3": ((verdicts.r3_route, verdicts._route_part, verdicts.route_term, c10_route.held_inputs,
+    "R3": ((verdicts.r3_route, verdicts._route_part, verdicts.route_candidate, verdicts.route_term, c10_route.held_inputs,
             stats.sign_test_greater, verdicts.c10_necessity, verdicts._composed_later, verdicts._fails, verdicts._when,
             verdicts._window_end, verdicts._during, verdicts._delays, verdicts._during_hold, verdicts._necessity_words,
             steering.hold_cells, steering.onset_cells, steering.onset_reading, steering.time_to_compose,

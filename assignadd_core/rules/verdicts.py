@@ -1190,14 +1190,21 @@ def r3_route(held: list[Mapping], double: list[Mapping] | None = None) -> Verdic
     return Verdict(FINDING, first.text + f"; the double hold: {need['text']}")
 
 
+def route_candidate(held: list[Mapping]) -> tuple[str, str]:
+    """R3's candidate route: the term with the largest median over the held runs, as (query part, key part)."""
+    names = list(held[0]["terms"])
+    best = max(names, key=lambda name: float(median([h["terms"][name] for h in held])))
+    query, key = best[2:].split("__k_")
+    return query, key
+
+
 def _route_part(held: list[Mapping]) -> Verdict:
     """R3's first part: the candidate term, its causal test and whether it is a second route."""
     if len(held) < ROUTE_MIN_RUNS:
         return Verdict(NOT_YET_RUN, f"{len(held)} held runs read at their composition step (needs {ROUTE_MIN_RUNS})")
-    names = list(held[0]["terms"])
-    medians = {name: float(median([h["terms"][name] for h in held])) for name in names}
-    best = max(names, key=lambda name: medians[name])
-    query, key = best[2:].split("__k_")
+    query, key = route_candidate(held)
+    best = route_term(query, key)
+    medians = {best: float(median([h["terms"][best] for h in held]))}
     others = [part for part in held[0]["totals"] if part != key]
     control = min(others, key=lambda part: float(median([abs(h["totals"][part]) for h in held])))
     gaps = [h["drops"][key] - h["drops"][control] for h in held]
