@@ -372,7 +372,7 @@ def test_screenshot_of_the_phases_chapter(chromium, server):
 
 
 # ------------------------------------------------------------------ offline, error-free, within the column
-BOOK_PAGES = ["book/intro", "book/protocol", *(f"book/chapters/{p.stem}" for p in executed_chapters()),
+BOOK_PAGES = ["book/intro", "book/protocol", "book/glossary", *(f"book/chapters/{p.stem}" for p in executed_chapters()),
               "book/explorer", "book/reproduce", "book/bibliography"]
 FIGURES_DRAWN = ("!window.Plotly || Array.from(document.querySelectorAll('.plotly-graph-div'))"
                  ".every(d => d.querySelector('.main-svg'))")
@@ -1214,6 +1214,37 @@ def test_the_key_results_box_is_whole_on_the_first_screen(page, reader_views, ht
     expect_known(request, "key-results box not whole", page, view)
     problem = key_results_not_whole(view)
     assert problem is None, f"{page}: {problem}"
+
+
+def test_the_explorers_tool_starts_on_the_first_screen(reader_views, html):
+    """At a laptop's and a phone's size the model, the sequence and the first controls are in view before any scroll:
+    the page's text before the tool is a few lines."""
+    view = reader_view_of("book/explorer", reader_views, html)
+    assert view["tool_top"] is not None and view["tool_top"] + 120 <= view["window"], \
+        f"the explorer starts {view['tool_top']} px down in a {view['window']} px window"
+
+
+def test_the_glossary_defines_every_term_with_its_anchor_and_its_values(html):
+    """Every anchor of report.glossary.ANCHORS is on the built glossary page, on a definition that opens with its term
+    in bold; no substitution is left unfilled; the levels it states are the code's."""
+    from assignadd_core.core.config import COMPOSED_LEVEL
+    from assignadd_core.measure.measures import MEASURE_NAMES
+    from assignadd_core.report import glossary
+    path = html / "book" / "glossary.html"
+    if not path.is_file():
+        pytest.skip("the glossary is not in this build")
+    text = path.read_text()
+    assert "book/glossary" in book.TOC.read_text()
+    missing = [a for a in glossary.ANCHORS if f'id="{a}"' not in text]
+    assert not missing, f"anchors missing from the glossary: {missing}"
+    for anchor in glossary.ANCHORS:
+        after = text[text.index(f'id="{anchor}"'):][:400]
+        assert "<strong>" in after or "<h2>" in after, f"#{anchor} is not on a definition: {after[:120]}"
+    assert "{{" not in text and "}}" not in text.split("<script")[0], "a substitution is left unfilled"
+    assert len([a for a in glossary.ANCHORS if a.startswith("measure-")]) == len(MEASURE_NAMES)
+    values = glossary.values()
+    assert values["composed_level"] == f"{COMPOSED_LEVEL:g}" and f"reaches {values['composed_level']}" in text
+    assert f"The {values['window_steps']} steps after" in text
 
 
 @pytest.mark.parametrize("page", CHAPTER_PAGES + ["book/reproduce"])
