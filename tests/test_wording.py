@@ -124,3 +124,15 @@ def test_which_within_noise_and_largest_change():
     assert wording.largest_change([0.17, 0.44], [0.10, 0.45]) == "0.07"  # own chance 0.17 -> 0.10
     with pytest.raises(ValueError):
         wording.largest_change([0.1], [])
+
+
+def test_the_measures_roles_are_the_glossarys_names():
+    import re
+    from pathlib import Path
+
+    from assignadd_core.report.names import MEASURE_LABELS, MEASURE_ROLES
+    glossary = (Path(__file__).resolve().parent.parent / "book" / "glossary.md").read_text()
+    named = dict(re.findall(r"\*\*Measure (\d), ([^*]+?)\.\*\*", glossary))
+    for key, role in MEASURE_ROLES.items():
+        number = MEASURE_LABELS[key].split()[0]
+        assert named[number].replace("`", "").removeprefix("the ").startswith(role.removeprefix("the ")), (key, role)

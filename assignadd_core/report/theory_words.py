@@ -19,7 +19,7 @@ def necessity_phrases(need: dict | None) -> dict:
     """The hold's reading (`verdicts.c10_necessity` with `c10_study.delay_summary`'s numbers under "delays_summary")."""
     keys = ("need_entered", "need_delay_twin", "need_delay_sham", "need_later_twin", "need_later_sham", "need_p_twin",
             "need_p_sham", "need_delay_word", "need_prevent", "need_during", "need_twins_during", "need_block",
-            "need_p_block")
+            "need_p_block", "need_conclusion")
     if need is None:
         return {k: NOT_RUN for k in keys}
     s, block = need["delays_summary"], need["block"]
@@ -41,7 +41,10 @@ def necessity_phrases(need: dict | None) -> dict:
                                     "did not prevent it" if block["held_during"] else "is not shown to prevent it"),
             "need_during": w.k_of_n(block["held_during"], block["cells"], "held runs"),
             "need_twins_during": w.k_of_n(block["twins_during"], block["cells"], "twins"),
-            "need_block": w.tested(block["p"], verdicts.C10_ONSET_P), "need_p_block": w.p_value(block["p"])}
+            "need_block": w.tested(block["p"], verdicts.C10_ONSET_P), "need_p_block": w.p_value(block["p"]),
+            "need_conclusion": w.which(block["reading"] == "shown",
+                                       "the identity pattern was needed while the hold lasted",
+                                       "a delay is what these runs show, not that the identity pattern is necessary")}
 
 
 def push_phrases(out: dict, share: float, m3_max: float | None) -> dict:
