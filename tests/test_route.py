@@ -103,3 +103,9 @@ def test_the_double_hold_runs_in_the_cells_that_passed_c10s_checks():
     from assignadd_core.experiments import c10_route
     from assignadd_core.experiments.sweep.designs import C10_ROUTE_CELLS
     assert sorted(C10_ROUTE_CELLS) == sorted(tuple(map(int, c.split("/"))) for c in c10_route.passing_cells())
+
+
+def test_the_hand_built_query_reaches_the_keys_through_its_variable_copy():
+    model = handbuilt.exact_model()
+    ablated = route.ablation_reading(model, route.lookup_batch(model.config.task))
+    assert ablated["query_variable"]["lookup"] < 0.6 and ablated["query_copied_positions"]["lookup"] == 1.0

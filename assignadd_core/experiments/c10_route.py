@@ -257,7 +257,10 @@ def ablation_table(ablations: pd.DataFrame) -> pd.DataFrame | str:
     with each key-side part ablated, and of the 1-var answers."""
     if not len(ablations):
         return "the route's tables are not here"
-    columns = {"none_lookup": "lookup, nothing ablated", **{f"{p}_lookup": f"lookup, {p.replace('_', ' ')} ablated"
-                                                          for p in route.PARTS}, "none_answers": "1-var answers"}
+    columns = {"none_lookup": "lookup, nothing ablated",
+               **{f"{p}_lookup": f"lookup, keys' {p.replace('_', ' ')} ablated" for p in route.PARTS},
+               **{f"query_{p}_lookup": f"lookup, query's {p.replace('_', ' ')} ablated" for p in route.QUERY_ABLATED},
+               "none_answers": "1-var answers"}
+    columns = {k: v for k, v in columns.items() if k in ablations}
     table = ablations.groupby("arm", sort=False)[list(columns)].median().rename(columns=columns)
     return table.assign(runs=ablations.groupby("arm", sort=False).size()).round(2)
