@@ -129,3 +129,33 @@ def glue_key_results(c10: verdicts.Verdict, r3: verdicts.Verdict, need: dict | N
          Answer.of("R3", r3, f"runs held without the identity pattern compose through {route}")],
         why=["a gradient's direction cannot show a cause, so the verdict comes from holding the pattern back and on",
              "a delay is not a block"]))
+
+
+def route_setting(checkpoints, main_seed: int) -> dict:
+    """The route's setting in phrases: how many terms the margin splits into, the re-runs' checkpoint spacing, the
+    map measure 3 reads, the level at which measure 3 and its in-context reading count as apart."""
+    from ..analysis.route import PARTS
+    from ..experiments.c10_route import APART
+    from ..core.config import RunConfig
+    from ..rules.study import study_overrides
+    steps = sorted(checkpoints["step"].unique()) if len(checkpoints) else []
+    spacing = min((b - a for a, b in zip(steps, steps[1:])), default=None)
+    n = RunConfig().replace(**study_overrides()).task.n_vars
+    return {"route_terms": w.number(len(PARTS) ** 2), "route_other_terms": w.number(len(PARTS) ** 2 - 2),
+            "route_every": NOT_RUN if spacing is None else w.number(int(spacing)), "map_size": f"{n} × {n}",
+            "route_apart": f"{APART:g}", "main_seed": f"seed {main_seed}"}
+
+
+def fixed_window_phrases() -> dict:
+    """The experiment of 2026-12-03's windows in phrases (steps removed; steps pushed)."""
+    from ..experiments.sweep.grid import C10_ADD, C10_REMOVE
+    return {"fixed_remove": f"{w.number(C10_REMOVE['train.steer_from'])}–{w.number(C10_REMOVE['train.steer_to'])}",
+            "fixed_add": f"{w.number(C10_ADD['train.steer_from'])}–{w.number(C10_ADD['train.steer_to'])}"}
+
+
+def dense_every(names) -> str:
+    """The dense study's checkpoint spacing (its runs' eval_every), or 'not run yet'."""
+    from ..core.run_folder import DEFAULT_ROOT, Run, run_path
+    runs = [Run(run_path(name, DEFAULT_ROOT / "dense")) for name in names]
+    every = sorted({run.config.train.eval_every for run in runs if run.config_path.is_file()})
+    return w.number(every[0]) if every else NOT_RUN
