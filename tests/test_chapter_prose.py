@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 EXECUTED = ROOT / "book" / "chapters"
 PENDING: set[str] = {"09_theory", "10_data_thresholds", "13_claims", "14_generality",
-                     "01_task_and_model", "03_reliability", "05_generalization", "06_circuits",
+                     "01_task_and_model", "03_reliability", "05_generalization",
                      "07_shared_addition", "08_fourier", "11_authors_weights", "12_diagnostics"}
 PHRASE_WORDS = 10  # the most words of its own text a string built in code may hold: a phrase, not a sentence
 GLUED_WORDS = 30  # the most words a glued value may hold (a list of seeds with their steps fits)
