@@ -1,76 +1,72 @@
-"""The smaller chapters' phrases (report.chapter_words) and the readings they come from (analysis.reliability,
-analysis.diagnostics): each follows its numbers."""
-import numpy as np
-import pandas as pd
-import torch
+"""Chapters 9 and 14's phrases and tables (`report.theory_words`, `report.generality_words`, `experiments.c10_study`):
+their words follow the numbers, and a reading not run yet says so."""
+from __future__ import annotations
 
-from assignadd_core.analysis import diagnostics, reliability
-from assignadd_core.report import chapter_words
+from assignadd_core.experiments import c10_study
+from assignadd_core.report import generality_words as gw
+from assignadd_core.report import theory_words as tw
 from assignadd_core.rules import verdicts
-from assignadd_core.rules.stats import rate
-from assignadd_core.rules.verdicts import Verdict
+
+from test_verdicts import _clamp, _necessity
 
 
-def c6_numbers(matched=0.94, ceiling=0.997, patch=1.0, hardest=0.5):
-    return pd.Series({"matched": matched, "ceiling": ceiling, "patch_kept": patch, "same_sum": 0.1,
-                      "one_shared_operand": hardest, "unrelated": 0.0})
+def _need(**kwargs):
+    need = verdicts.c10_necessity(_necessity(9, **kwargs))
+    need["delays_summary"] = c10_study.delay_summary(need["cells"])
+    return need
 
 
-def test_c6_shortfalls_name_each_condition_a_seed_misses():
-    assert chapter_words.c6_shortfalls(c6_numbers(ceiling=0.96), 0.5) == []
-    assert chapter_words.c6_shortfalls(c6_numbers(), 0.5) == [
-        "the matched cosine is 0.057 below the ceiling (the rule allows 0.05)"]
-    found = chapter_words.c6_shortfalls(c6_numbers(matched=0.8, patch=0.9, hardest=0.7), 0.7)
-    assert len(found) == 4 and found[0] == "the matched cosine is 0.800 (the rule asks 0.9)"
-    assert found[3] == "the attention patch keeps 90.0% of the answers (the rule asks 95%)"
+def test_the_necessity_words_name_a_delay_and_its_limit():
+    delay = tw.necessity_phrases(_need(removal_at=5001))  # later than the twin, inside the window
+    assert delay["need_delay_word"] == "delays composition" and delay["need_prevent"] == "did not prevent it"
+    assert delay["need_delay_twin"] == "a median of 1,000 steps (1,000 to 1,000)"
+    assert delay["need_during"] == "all 9 held runs" and delay["need_block"].startswith("not shown")
+    block = tw.necessity_phrases(_need())  # never composes: a block during the hold
+    assert block["need_prevent"] == "prevented it while the hold lasted" and block["need_block"].startswith("shown")
+    assert block["need_delay_twin"] == "no measurable delay"  # a run that never composed has no delay in steps
+    null = tw.necessity_phrases(_need(removal_at=4001, sham_at=4001))
+    assert null["need_delay_word"] == "is not shown to delay composition"
+    assert set(tw.necessity_phrases(None).values()) == {tw.NOT_RUN}
 
 
-def test_c6_why_reads_the_seeds_short_of_the_rule_and_the_baseline_gap():
-    numbers = pd.DataFrame({"seed42": c6_numbers(ceiling=0.96), "seed49": c6_numbers()}).T
-    rows = {"seed42": Verdict(verdicts.REPRODUCED, ""), "seed49": Verdict(verdicts.PARTLY, "")}
-    why = chapter_words.c6_why(rows, numbers)
-    assert why[0] == "in seed 49 the matched cosine is 0.057 below the ceiling (the rule allows 0.05)"
-    assert why[1].startswith("every composed seed's matched cosine is 0.44 or more above")
-    assert chapter_words.c6_why({"seed42": rows["seed42"]}, numbers.loc[["seed42"]])[0].startswith("every composed")
-    assert chapter_words.c6_why({}, numbers.iloc[:0]) == ["no seed composed, so there is no variable route to compare"]
+def test_the_clamp_and_push_words_follow_their_counts():
+    shown = tw.clamp_phrases(verdicts.c10_clamp(_clamp(6)), (12, 12))
+    assert shown["clamp_composed"] == "all 6 clamped runs" and shown["clamp_twins"] == "none of the 6 twins"
+    assert shown["clamp_shown"] == "shown" and shown["clamp_runs"] == "all 12 runs"
+    untested = tw.clamp_phrases(verdicts.c10_clamp(_clamp(6, clamp_m3=0.4)), (12, 12))
+    assert untested["clamp_shown"] == "untested" and untested["clamp_composed"].startswith("not read")
+    assert tw.clamp_phrases(None, (3, 12))["clamp_runs"] == "not run yet (3 of 12 runs finished)"
+    out = {"cells": 6, "pushed": 3, "shams": 1, "twins": 0, "checked": 0}
+    words = tw.push_phrases(out, 16.0, 0.333)
+    assert (words["push_composed"], words["push_checked"], words["push_m3"]) == ("3 of 6 stuck cells",
+                                                                                "none of the 6 cells", "0.33")
 
 
-def test_c7_why_says_what_the_first_rule_reads_when_it_differs():
-    numbers = pd.DataFrame({"median_r2": [0.74, 0.83], "share_above_09": [0.029, 0.273]})
-    why = chapter_words.c7_why(numbers, Verdict(verdicts.PARTLY, ""), Verdict(verdicts.REPRODUCED, ""))
-    assert why == ["a typical active neuron is explained to about 78 % by one frequency",
-                   "only 2.9–27.3 % pass 0.9, so the rule's first version, which asked for most neurons, reads partly"]
-    assert chapter_words.c7_why(numbers, Verdict(verdicts.REPRODUCED, ""), Verdict(verdicts.REPRODUCED, ""))[0]\
-        .startswith("every composed seed")
-    assert chapter_words.twin_kind("1var_left") == "one variable, left operand"
+def test_the_first_push_reads_the_weakest_strength():
+    from test_verdicts import _sufficiency
+    out, share, m3 = c10_study.first_push(_sufficiency(6, pushed=(False, True), push_m3=(0.2, 0.8)))
+    assert share == 1.0 and out["pushed"] == 0 and out["checked"] == 0 and m3 == 0.2
 
 
-def test_sweep_flips_find_a_seed_each_way():
-    by_seed = {42: {"at_paper": True, "failed": ["f = 0.501"], "won": ["f = 0.7"]},
-               43: {"at_paper": False, "failed": [], "won": ["f = 0.062", "r = 0.3"]},
-               44: {"at_paper": None, "failed": ["r = 0.1"], "won": []}}
-    assert reliability.sweep_flips(by_seed) == {"down": (42, ["f = 0.501"]), "up": (43, ["f = 0.062", "r = 0.3"])}
-    assert reliability.sweep_flips({44: by_seed[44]}) == {"down": None, "up": None}
+def test_the_figure_rows_count_steps_from_onset_and_add_the_double_hold_where_finished():
+    need = verdicts.c10_necessity(_necessity(2, removal_at=5001))
+    rows = c10_study.figure_cells(need["cells"], [{"cell": "0/0", "twin": None, "removal": None, "sham": None}])
+    assert rows["0/0"] == {"twin": 2000, "held run": 3000, "sham": 2100}  # onset at 2,001
+    double = [{"cell": "1/1", **{a: need["cells"][1][a] for a in ("twin", "removal", "sham")}}]
+    assert c10_study.figure_cells(need["cells"], double)["1/1"]["double-held run"] == 3000
 
 
-def test_measure_4s_share_and_r1s_record():
-    zero, one = reliability.measure4_pools()
-    assert (zero, one) == (2, 3) and reliability.measure4_share() == 0.4
-    jump = pd.Series({"runs": 4, "median": 2951.0, "min": 2701.0, "max": 5701.0})
-    text = reliability.r1_text(rate([True] * 5 + [False] * 5), rate([True] * 4 + [False] * 6), 40_000, jump, [])
-    assert text.startswith("5 of 10") and "median jump 2,951 (range 2,701–5,701)" in text
-    assert "not yet run" in reliability.r1_text(rate([True]), rate([True]), 60, pd.Series({**jump, "runs": 0}), ["x"])
+def test_a_shapes_shortfall_names_each_seed_with_its_reason():
+    text = ("1 of 3 (95 % interval 1%–91%) composed seeds reproduce it; partly in seed 43, seed 44; per seed: seed 42"
+            " addition 601; seed 43 final rise 6,701 (no sharp jump); seed 44 final rise 35,101 (no sharp jump)")
+    assert gw.shortfall(verdicts.Verdict("partly", text)) == \
+        "partly in seed 43 (no sharp jump), seed 44 (no sharp jump)"
+    assert gw.shortfall(verdicts.Verdict("reproduced", "3 of 3 ...")) == ""
 
 
-def test_ov_diagonal_pca_rings_and_repair_steps():
-    ov = torch.eye(4) * 2 - 0.5
-    found = diagnostics.ov_diagonal(ov)
-    assert found["diagonal"] == 1.5 and found["off"] == -0.5 and found["moves"]
-    assert not diagnostics.ov_diagonal(torch.zeros(3, 3))["moves"]
-    angle = np.linspace(0, 2 * np.pi, 59, endpoint=False)
-    circle = np.stack([np.cos(angle), np.sin(angle), np.cos(angle), np.sin(angle) * 0.1], 1)
-    rings = diagnostics.pca_rings(circle, np.array([0.4, 0.4, 0.1, 0.1]), pcs=(0, 2))
-    assert rings["spreads"][0] < 1e-9 and rings["spreads"][1] > 0.2 and rings["shares"] == [0.8, 0.2]
-    values = pd.Series({1001: 0.5, 3601: 0.95, 5601: 0.85, 7201: 0.93, 40000: 0.99})
-    assert diagnostics.repaired_at(values, 0.9) == 7201  # the dip at 5,601 counts: repaired after it
-    assert diagnostics.repaired_at(values.iloc[:3], 0.9) is None
+def test_g4_phrases_use_the_tests_own_word():
+    seeds = range(verdicts.G4_FRESH_FIRST, verdicts.G4_FRESH_FIRST + verdicts.G4_FRESH_SEEDS)
+    same = {s: {"paper": i % 2 == 0, "mod97": i % 2 == 0} for i, s in enumerate(seeds)}
+    words = gw.g4_phrases(verdicts.g4_paired(same), 40, 40)
+    assert words == {"g4_finished": "all 40 fresh runs", "g4_shown": "a different rate: not shown"}
+    assert gw.g4_phrases(verdicts.g4_paired({}), 0, 40)["g4_shown"] == "not yet run"

@@ -47,7 +47,7 @@ COMPOSED_LEVEL = 0.9  # a run has learned variable assignment once its 1-var tra
 # What a steering changes (`steer`): the identity direction, the sham that pairs the wrong variables, the random sham
 # (stored as steer_sham), or nothing (the twin of a triggered steering).
 STEER_DIRECTIONS = ("identity", "wrong_pairs", "random", "none")
-STEER_WRITES = ("exact", "smallest", "hold", "clamp")  # how a steering's change is written into W_Q2 (`steer.steer`)
+STEER_WRITES = ("exact", "smallest", "hold", "double_hold", "clamp")  # how a steering's change is written into W_Q2 (`steer.steer`)
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,7 @@ class TrainConfig:
     # direction's pairing at its value before the step, whatever moved it (W_QK2 or the copies); steer_share 0.
     # "clamp" (stated 2026-12-06) makes the smallest change of W_Q2 after each step that sets each row's paired
     # entry of that map at least steer_share (the margin, in the lookup's score units) above the row's other entries.
+    # "double_hold" (stated 2026-12-06) holds the queries' map Q̄ W_QK2 Uᵀ's row contrasts beside the hold's.
     steer_write: str = "exact"
     eval_every: int = 100  # metrics + checkpoint at steps 1, 1+eval_every, ... and the last step
     probe_every: int = 1000  # the linear probe (progress measure 7) is slower: run it less often
@@ -340,7 +341,7 @@ class TrainConfig:
                  "steer_write 'clamp' keeps a pairing's entries (identity or wrong_pairs) above the rest of their rows"
                  " by the margin steer_share > 0 (in the lookup's score units),"
                  f" got steer_direction {self.steer_direction!r}, steer_share {self.steer_share!r}")
-        _require(self.steer_write != "hold" or (_real(self.steer_share) == 0
+        _require(self.steer_write not in ("hold", "double_hold") or (_real(self.steer_share) == 0
                                                 and self.steer_direction in ("identity", "wrong_pairs", "none")
                                                 and not self.steer_sham),
                  "steer_write 'hold' holds a pairing's contrasts (identity or wrong_pairs) at steer_share 0,"

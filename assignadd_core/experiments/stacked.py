@@ -160,7 +160,7 @@ class _PerRun:
                 add_relative_noise([w.grad[k] for w in self.stack.weights], config.train.grad_noise,
                                    noise_generator(config, step))
             if qk_steering.due(config, step, self.counters[k]):
-                before[k] = qk_steering.snapshot(self._view(k))
+                before[k] = qk_steering.snapshot(self._view(k), config)
         return before
 
     def after_update(self, step: int, before: dict) -> None:

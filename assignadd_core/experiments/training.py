@@ -61,7 +61,7 @@ class Steering(trainer.Plugin):
         return qk_steering.saved_counters(self.config, state)  # a triggered window's start (None: not reached yet)
 
     def on_gradient(self, model, step, counters):
-        self.before = qk_steering.snapshot(model) if qk_steering.due(self.config, step, counters) else None
+        self.before = qk_steering.snapshot(model, self.config) if qk_steering.due(self.config, step, counters) else None
 
     def after_update(self, model, step, counters):
         if self.before is not None:

@@ -66,6 +66,8 @@ CLAIMS = {
     "R2": Claim("What decides whether a run composes: the initialization, the data order, or their combination;"
                 " how early it shows; what rescues a stuck run (this book's finding)",
                 "one seed shown; no statement", "chapters/04_composition"),
+    "R3": Claim("What carries the lookup when the identity pattern is held (this book's finding)", "no statement",
+                "chapters/09_theory"),
 }
 AUTHORS_DIR = "authors"  # the appendix's records of the rules on the authors' weights, beside ours
 

@@ -980,3 +980,59 @@ def shape_curves_figure(curves: dict, title: str, max_step: int | None = None):
         fig.update_yaxes(title_text="accuracy", range=[-0.02, 1.02], row=row, col=1)
     fig.update_layout(title=title, height=300 * rows + 120)
     return fig
+
+
+ARM_STYLE = {"twin": (GREY, "circle-open"), "held run": (PARTS["lookup"], "diamond"), "sham": (INK, "x"),
+             "double-held run": (PARTS["copy"], "square"), "double sham": (PARTS["embed"], "cross"),
+             "clamp": (PARTS["lookup"], "diamond"), "wrong-pairs clamp": (INK, "x")}  # C10's and R3's arms
+
+
+def onset_arms_figure(cells: dict, window: int, title: str, censor: int | None = None):
+    """One row per cell ({cell label: {arm: steps from its copying onset to composing, None: never}}): each arm's
+    time to compose as a marker, the hold's window [0, window] shaded; a run that never composed sits at `censor`
+    (its budget after onset), an open marker there."""
+    import plotly.graph_objects as go
+    labels = list(cells)
+    arms = list(dict.fromkeys(arm for c in cells.values() for arm in c))
+    fig = go.Figure()
+    for arm in arms:
+        colour, symbol = ARM_STYLE.get(arm, (identity(len(fig.data)), "circle"))
+        steps = [cells[label].get(arm) for label in labels]
+        x = [censor if s is None else s for s in steps]
+        fig.add_trace(go.Scatter(x=x, y=labels, mode="markers", name=arm, marker={"color": colour, "symbol": symbol,
+                                                                                   "size": 10},
+                                 customdata=["never" if s is None else f"{s:,}" for s in steps],
+                                 hovertemplate=f"{arm}, %{{y}}: composed %{{customdata}} steps after onset<extra></extra>"))
+    fig.add_vrect(x0=0, x1=window, fillcolor=GREY, opacity=palette.BAND_OPACITY, line_width=0)
+    fig.update_layout(title=title, xaxis_title="steps after copying onset (shaded: the window)", yaxis_title="cell",
+                      height=160 + 34 * len(labels), legend={"orientation": "h", "y": -0.25})
+    fig.update_yaxes(autorange="reversed", type="category")
+    return fig
+
+
+ROUTE_TERMS = {"identity pattern (variable copy × variable copy)": ("variable", "variable", PARTS["lookup"], "solid"),
+               "positional copy at `=` × variable copy": ("copied_positions", "variable", PARTS["copy"], "solid"),
+               "every other term": (None, None, GREY, "dot")}
+
+
+def route_terms_figure(table, arms: list[str], title: str):
+    """R3's margin over training, one panel per arm (`table`: c10_route's checkpoint table with a "since" column, the
+    steps after copying onset): the median over cells of the identity term, the positional-copy term and the rest."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    fig = make_subplots(rows=len(arms), cols=1, subplot_titles=arms, shared_xaxes=True, vertical_spacing=0.1)
+    term_columns = [c for c in table.columns if c.startswith("q_") and "__k_" in c]
+    for row, arm in enumerate(arms, start=1):
+        mine = table[table["arm"] == arm]
+        for name, (q, k, colour, dash) in ROUTE_TERMS.items():
+            named = [f"q_{a}__k_{b}" for a, b, *_ in ROUTE_TERMS.values() if a]
+            values = mine[f"q_{q}__k_{k}"] if q else mine[[c for c in term_columns if c not in named]].sum(axis=1)
+            curve = values.groupby(mine["since"]).median()
+            fig.add_trace(go.Scatter(x=curve.index, y=curve.values, mode="lines", name=name, legendgroup=name,
+                                     showlegend=row == 1, line={"color": colour, "dash": dash},
+                                     hovertemplate=f"{name}, %{{x:,}} steps after onset: %{{y:.2f}}<extra></extra>"),
+                          row, 1)
+        fig.update_yaxes(title_text="margin term", row=row, col=1)
+    fig.update_xaxes(title_text="steps after copying onset", row=len(arms), col=1)
+    fig.update_layout(title=title, height=140 + 230 * len(arms), legend={"orientation": "h", "y": -0.12})
+    return fig
