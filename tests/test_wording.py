@@ -133,6 +133,18 @@ def test_exponent_writes_a_relative_size_as_the_design_states_it():
 def test_a_measure_is_named_by_its_number_and_its_role():
     from assignadd_core.report.names import MEASURE_LABELS, MEASURE_ROLES, measure_named
     assert measure_named("m5_l1_value_prev_token") == "measure 5, layer-1 copying"
-    assert measure_named("m3_l2_var_identity_qk") == "measure 3, layer-2 identity QK"
+    assert measure_named("m3_l2_var_identity_qk") == "measure 3, identity pattern"  # the glossary's name
     assert set(MEASURE_ROLES) == set(MEASURE_LABELS)  # every measure has its role
     assert measure_named("1var_train") == "1-var train"  # not a measure: its display name
+
+
+def test_the_measures_roles_are_the_glossarys_names():
+    import re
+    from pathlib import Path
+
+    from assignadd_core.report.names import MEASURE_LABELS, MEASURE_ROLES
+    glossary = (Path(__file__).resolve().parent.parent / "book" / "glossary.md").read_text()
+    named = dict(re.findall(r"\*\*Measure (\d), ([^*]+?)\.\*\*", glossary))
+    for key, role in MEASURE_ROLES.items():
+        number = MEASURE_LABELS[key].split()[0]
+        assert named[number].replace("`", "").removeprefix("the ").startswith(role.removeprefix("the ")), (key, role)

@@ -49,10 +49,10 @@ ARM_LABELS = {"continue": "continue unchanged", "fewer_2var_queries": "fewer 2-v
               "redraw_layer1_qk": "layer-1 QK re-drawn", "redraw_layer2_qk": "layer-2 QK re-drawn",
               "other_data_seed": "another data order"}
 # The measures by their role, for a sentence that names one beside its number ("measure 5, layer-1 copying")
-MEASURE_ROLES = {"m1_addition_module": "the addition module", "m2_l1_prev_token_qk": "layer-1 previous-token QK",
-                 "m3_l2_var_identity_qk": "layer-2 identity QK", "m4_l1_eq_to_operands": "layer-1 attention to the operands",
-                 "m5_l1_value_prev_token": "layer-1 copying", "m6_l2_eq_to_values": "layer-2 attention to the values",
-                 "m7_probe_var_identity": "the variable probe"}
+MEASURE_ROLES = {"m1_addition_module": "the addition module", "m2_l1_prev_token_qk": "previous-token pattern",
+                 "m3_l2_var_identity_qk": "identity pattern", "m4_l1_eq_to_operands": "= reads the operands",
+                 "m5_l1_value_prev_token": "layer-1 copying", "m6_l2_eq_to_values": "= attends to the values",
+                 "m7_probe_var_identity": "variable probe"}  # as the glossary names them (book/glossary.md)
 LABELS = {**POOL_LABELS, **MEASURE_LABELS, **EXACT_LABELS, **OTHER_LABELS, **ARM_LABELS}
 
 
