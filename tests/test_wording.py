@@ -126,6 +126,18 @@ def test_which_within_noise_and_largest_change():
         wording.largest_change([0.1], [])
 
 
+def test_exponent_writes_a_relative_size_as_the_design_states_it():
+    assert wording.exponent(1e-7) == "1e-7" and wording.exponent(3e-3) == "3e-3" and wording.exponent(1e-12) == "1e-12"
+
+
+def test_a_measure_is_named_by_its_number_and_its_role():
+    from assignadd_core.report.names import MEASURE_LABELS, MEASURE_ROLES, measure_named
+    assert measure_named("m5_l1_value_prev_token") == "measure 5, layer-1 copying"
+    assert measure_named("m3_l2_var_identity_qk") == "measure 3, identity pattern"  # the glossary's name
+    assert set(MEASURE_ROLES) == set(MEASURE_LABELS)  # every measure has its role
+    assert measure_named("1var_train") == "1-var train"  # not a measure: its display name
+
+
 def test_the_measures_roles_are_the_glossarys_names():
     import re
     from pathlib import Path

@@ -840,7 +840,7 @@ def rescue_figure(arms: dict, branch_step: int, title: str):
     fig = go.Figure()
     for i, (name, metrics) in enumerate(arms.items()):
         shown = metrics[metrics["step"] >= branch_step - 2000]
-        fig.add_trace(go.Scatter(x=shown["step"], y=shown["1var_train"], mode="lines", name=name,
+        fig.add_trace(go.Scatter(x=shown["step"], y=shown["1var_train"], mode="lines", name=label(name),
                                  line={"color": identity(i), "dash": "dot" if name == "continue" else "solid"}))
     fig.add_vline(x=branch_step, line={"color": INK, "dash": "dash"}, annotation_text="branch point")
     fig.add_hline(y=0.9, line={"color": GREY, "dash": "dot"})

@@ -256,3 +256,8 @@ def largest_change(before: Sequence[float], after: Sequence[float], decimals: in
     if len(before) != len(after) or not len(before):
         raise ValueError("largest_change needs as many values after as before, and at least one")
     return number(max(abs(a - b) for a, b in zip(before, after)), decimals)
+
+
+def exponent(value: float) -> str:
+    """A small relative size as the design states it: '1e-7' for 1e-07, '3e-3'."""
+    return f"{value:.0e}".replace("e-0", "e-").replace("e+0", "e")
