@@ -237,15 +237,6 @@ def tables(folder: str | Path = "") -> tuple[pd.DataFrame, pd.DataFrame]:
                  for p in paths)
 
 
-def identical_words(checkpoints: pd.DataFrame) -> str:
-    """How many re-runs equal their committed runs bit for bit (the "identical" column), as a phrase."""
-    from ..report import wording as w
-    runs = checkpoints[checkpoints["arm"] != "seed 42"].drop_duplicates("run") if len(checkpoints) else checkpoints
-    if not len(runs):
-        return "none re-run here"
-    return w.k_of_n(int(runs["identical"].astype(bool).sum()), len(runs), "re-runs")
-
-
 def seed42_input(ablations: pd.DataFrame) -> dict | None:
     """Seed 42's reading at its composition step, in `held_inputs`' form (None where it was not read)."""
     rows = held_inputs(ablations, "seed 42") if len(ablations) else []

@@ -159,3 +159,11 @@ def dense_every(names) -> str:
     runs = [Run(run_path(name, DEFAULT_ROOT / "dense")) for name in names]
     every = sorted({run.config.train.eval_every for run in runs if run.config_path.is_file()})
     return w.number(every[0]) if every else NOT_RUN
+
+
+def identical_words(checkpoints) -> str:
+    """How many of R3's re-runs equal their committed runs bit for bit (the tables' "identical" column)."""
+    runs = checkpoints[checkpoints["arm"] != "seed 42"].drop_duplicates("run") if len(checkpoints) else checkpoints
+    if not len(runs):
+        return "none re-run here"
+    return w.k_of_n(int(runs["identical"].astype(bool).sum()), len(runs), "re-runs")
