@@ -92,7 +92,7 @@ def _double(n=9, held_at=None, twin_at=4001, sham_at=4101):
 def test_r3_reads_the_double_hold_only_where_a_second_route_is_found():
     second = _held(term=("copied_positions", "variable"))
     waiting = verdicts.r3_route(second, [{"cell": "a", "twin": None, "removal": None, "sham": None}])
-    assert "the double hold: not yet run (0 of 3 runs finished)" in waiting.text
+    assert "the double hold: not yet run (0 of 2 runs finished)" in waiting.text
     blocked = verdicts.r3_route(second, _double())
     assert "holding every route from the query to the values' variable copies delays composition" in blocked.text
     assert "prevents it during the hold" in blocked.text

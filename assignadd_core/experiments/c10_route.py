@@ -255,3 +255,13 @@ def ablation_table(ablations: pd.DataFrame) -> pd.DataFrame | str:
     columns = {k: v for k, v in columns.items() if k in ablations}
     table = ablations.groupby("arm", sort=False)[list(columns)].median().rename(columns=columns)
     return table.assign(runs=ablations.groupby("arm", sort=False).size()).round(2)
+
+
+def query_drops(ablations: pd.DataFrame) -> dict:
+    """Per arm, the median drop of the in-context lookup when each query-side part at `=` is ablated (descriptive,
+    beside R3's rule): {arm: {part: drop}}."""
+    out = {}
+    for arm, rows in ablations.groupby("arm", sort=False):
+        out[arm] = {p: float((rows["none_lookup"] - rows[f"query_{p}_lookup"]).median()) for p in route.QUERY_ABLATED
+                    if f"query_{p}_lookup" in rows}
+    return out

@@ -72,6 +72,15 @@ def clamp_phrases(enough: dict | None, finished: tuple[int, int]) -> dict:
             "clamp_twins": w.k_of_n(counts["twins"], n, "twins"), "clamp_shams": w.k_of_n(counts["shams"], n, "shams")}
 
 
+def query_phrases(drops: dict) -> dict:
+    """The query-side ablations in phrases: how much the lookup drops when `=`'s variable copy or its copy of positions
+    is ablated, in the held runs and in their twins (`c10_route.query_drops`)."""
+    def drop(arm, part):
+        return f"{drops[arm][part]:.2f}" if part in drops.get(arm, {}) else NOT_RUN
+    return {f"route_{arm}_{short}": drop(arm, part) for arm in ("held", "twin")
+            for short, part in (("qvar", "variable"), ("qpos", "copied_positions"))}
+
+
 def route_phrases(held: list[dict], twins: list[dict], seed42: dict | None, candidate: tuple[str, str] | None,
                   disagreement: dict) -> dict:
     """R3's first part in phrases: the held runs' margin and its largest term, the identity term, the causal test's
