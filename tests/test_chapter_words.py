@@ -30,12 +30,14 @@ def test_the_necessity_words_name_a_delay_and_its_limit():
 
 
 def test_the_clamp_and_push_words_follow_their_counts():
-    shown = tw.clamp_phrases(verdicts.c10_clamp(_clamp(6)), (12, 12))
+    shown = tw.clamp_phrases(verdicts.c10_clamp(_clamp(6)), (12, 12), _clamp(6))
     assert shown["clamp_composed"] == "all 6 clamped runs" and shown["clamp_twins"] == "none of the 6 twins"
     assert shown["clamp_shown"] == "shown" and shown["clamp_runs"] == "all 12 runs"
-    untested = tw.clamp_phrases(verdicts.c10_clamp(_clamp(6, clamp_m3=0.4)), (12, 12))
-    assert untested["clamp_shown"] == "untested" and untested["clamp_composed"].startswith("not read")
-    assert tw.clamp_phrases(None, (3, 12))["clamp_runs"] == "not run yet (3 of 12 runs finished)"
+    broken = _clamp(6, clamp_m5=0.7, clamped=False)  # the copying falls: the check fails, the counts still read
+    untested = tw.clamp_phrases(verdicts.c10_clamp(broken), (12, 12), broken)
+    assert untested["clamp_shown"] == "untested" and untested["clamp_entered"] == "none of the 6 cells"
+    assert untested["clamp_composed"] == "none of the 6 clamped runs" and untested["clamp_copying"] == "0.29 to 0.29"
+    assert tw.clamp_phrases(None, (3, 12), [])["clamp_runs"] == "not run yet (3 of 12 runs finished)"
     out = {"cells": 6, "pushed": 3, "shams": 1, "twins": 0, "checked": 0}
     words = tw.push_phrases(out, 16.0, 0.333)
     assert (words["push_composed"], words["push_checked"], words["push_m3"]) == ("3 of 6 stuck cells",

@@ -56,20 +56,23 @@ def push_phrases(out: dict, share: float, m3_max: float | None) -> dict:
             "push_m3": NOT_RUN if m3_max is None else f"{m3_max:.2f}"}
 
 
-def clamp_phrases(enough: dict | None, finished: tuple[int, int]) -> dict:
-    """The clamp's reading (`verdicts.c10_clamp`), or how many of its runs have finished."""
+def clamp_phrases(enough: dict | None, finished: tuple[int, int], cells: list) -> dict:
+    """The clamp's reading (`verdicts.c10_clamp`) and, descriptive over every cell read, what its arms did: the lowest
+    measure 3 the clamp kept in its window, how far its layer-1 copying fell below the twin's, and how many runs of
+    each arm ended composed; or how many of its runs have finished."""
     done, planned = finished
-    keys = ("clamp_entered", "clamp_composed", "clamp_twins", "clamp_shams", "clamp_shown")
+    keys = ("clamp_entered", "clamp_shown", "clamp_m3", "clamp_copying", "clamp_composed", "clamp_twins",
+            "clamp_shams")
     if enough is None:
-        state = f"{NOT_RUN} ({w.k_of_n(done, planned, 'runs')} finished)"
-        return {"clamp_runs": state, **{k: NOT_RUN for k in keys}}
-    n, counts = len(enough["cells"]), enough.get("counts")
-    out = {"clamp_runs": w.k_of_n(done, planned, "runs"), "clamp_entered": w.k_of_n(n, enough["read"], "cells"),
-           "clamp_shown": enough["reading"]}
-    if counts is None:
-        return {**out, **{k: "not read (too few cells pass the checks)" for k in keys[1:4]}}
-    return {**out, "clamp_composed": w.k_of_n(counts["clamped"], n, "clamped runs"),
-            "clamp_twins": w.k_of_n(counts["twins"], n, "twins"), "clamp_shams": w.k_of_n(counts["shams"], n, "shams")}
+        return {"clamp_runs": f"{NOT_RUN} ({w.k_of_n(done, planned, 'runs')} finished)", **{k: NOT_RUN for k in keys}}
+    n = len(cells)
+    gaps = [c["twin"]["m5_mean"] - c["clamp"]["m5_mean"] for c in cells]
+    return {"clamp_runs": w.k_of_n(done, planned, "runs"), "clamp_entered": w.k_of_n(len(enough["cells"]), n, "cells"),
+            "clamp_shown": enough["reading"], "clamp_m3": f"{min(c['clamp']['m3_min'] for c in cells):.2f}",
+            "clamp_copying": f"{min(gaps):.2f} to {max(gaps):.2f}",
+            "clamp_composed": w.k_of_n(sum(bool(c["clamp"]["held"]) for c in cells), n, "clamped runs"),
+            "clamp_twins": w.k_of_n(sum(bool(c["twin"]["held"]) for c in cells), n, "twins"),
+            "clamp_shams": w.k_of_n(sum(bool(c["sham"]["held"]) for c in cells), n, "wrong-pairs clamps")}
 
 
 def query_phrases(drops: dict) -> dict:
