@@ -130,9 +130,9 @@ def test_ci_profile_trains_plots_and_records_claims(ci_book):
     assert book.figure_count(out / "02_training_phases.ipynb") == 4
     import csv
     rows = list(csv.DictReader((runs / "claims.csv").open()))
-    assert list(rows[0]) == ["claim", "paper", "ours", "verdict", "authors_weights", "first_rule"] and len(rows) == 12
+    assert list(rows[0]) == ["claim", "paper", "ours", "verdict", "authors_weights", "first_rule"] and len(rows) == 13
     verdicts = {row["claim"]: row["verdict"] for row in rows}
-    assert set(verdicts) == {f"C{i}" for i in range(1, 11)} | {"R1", "R2"}  # R1, R2: the book's own findings
+    assert set(verdicts) == {f"C{i}" for i in range(1, 11)} | {"R1", "R2", "R3"}  # R1-R3: the book's own findings
     assert all(verdicts[c] != "not yet run" for c in ("C1", "C2", "C3"))  # the tiny runs were judged
     text = (out / "02_training_phases.ipynb").read_text()
     assert "Parameters of this execution: runs=['ci_tiny_1', 'ci_tiny_2']" in text

@@ -70,3 +70,8 @@ def test_g4_phrases_use_the_tests_own_word():
     words = gw.g4_phrases(verdicts.g4_paired(same), 40, 40)
     assert words == {"g4_finished": "all 40 fresh runs", "g4_shown": "a different rate: not shown"}
     assert gw.g4_phrases(verdicts.g4_paired({}), 0, 40)["g4_shown"] == "not yet run"
+
+
+def test_the_necessity_conclusion_follows_the_block_test():
+    assert tw.necessity_phrases(_need(removal_at=5001))["need_conclusion"].startswith("a delay is what")
+    assert tw.necessity_phrases(_need())["need_conclusion"] == "the identity pattern was needed while the hold lasted"

@@ -23,12 +23,12 @@ def no_driver(monkeypatch, tmp_path):
 
 
 def test_every_claim_has_a_rule_or_is_the_finding():
-    assert list(CLAIMS) == [f"C{i}" for i in range(1, 11)] + ["R1", "R2"]
+    assert list(CLAIMS) == [f"C{i}" for i in range(1, 11)] + ["R1", "R2", "R3"]
     assert set(VERDICT_COLORS) == set(VERDICTS)
 
 
 def test_unknown_claim_and_verdict_are_refused_with_the_choices(no_driver):
-    with pytest.raises(ConfigError, match=r"^unknown claim 'C99'; claims are C1, C2, C3, .*, C10, R1, R2$"):
+    with pytest.raises(ConfigError, match=r"^unknown claim 'C99'; claims are C1, C2, C3, .*, C10, R1, R2, R3$"):
         claims.record_claim("C99", ours="x", verdict="partly", root=no_driver)
     with pytest.raises(ConfigError, match=r"^verdict must be one of \('reproduced', .*'inconclusive'\), got 'mostly'$"):
         claims.record_claim("C1", ours="x", verdict="mostly", root=no_driver)

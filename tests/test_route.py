@@ -92,7 +92,7 @@ def _double(n=9, held_at=None, twin_at=4001, sham_at=4101):
 def test_r3_reads_the_double_hold_only_where_a_second_route_is_found():
     second = _held(term=("copied_positions", "variable"))
     waiting = verdicts.r3_route(second, [{"cell": "a", "twin": None, "removal": None, "sham": None}])
-    assert "the double hold: not yet run (0 of 3 runs finished)" in waiting.text
+    assert "the double hold: not yet run (0 of 2 runs finished)" in waiting.text
     blocked = verdicts.r3_route(second, _double())
     assert "holding every route from the query to the values' variable copies delays composition" in blocked.text
     assert "prevents it during the hold" in blocked.text
@@ -103,3 +103,9 @@ def test_the_double_hold_runs_in_the_cells_that_passed_c10s_checks():
     from assignadd_core.experiments import c10_route
     from assignadd_core.experiments.sweep.designs import C10_ROUTE_CELLS
     assert sorted(C10_ROUTE_CELLS) == sorted(tuple(map(int, c.split("/"))) for c in c10_route.passing_cells())
+
+
+def test_the_hand_built_query_reaches_the_keys_through_its_variable_copy():
+    model = handbuilt.exact_model()
+    ablated = route.ablation_reading(model, route.lookup_batch(model.config.task))
+    assert ablated["query_variable"]["lookup"] < 0.6 and ablated["query_copied_positions"]["lookup"] == 1.0

@@ -237,15 +237,6 @@ def tables(folder: str | Path = "") -> tuple[pd.DataFrame, pd.DataFrame]:
                  for p in paths)
 
 
-def identical_words(checkpoints: pd.DataFrame) -> str:
-    """How many re-runs equal their committed runs bit for bit (the "identical" column), as a phrase."""
-    from ..report import wording as w
-    runs = checkpoints[checkpoints["arm"] != "seed 42"].drop_duplicates("run") if len(checkpoints) else checkpoints
-    if not len(runs):
-        return "none re-run here"
-    return w.k_of_n(int(runs["identical"].astype(bool).sum()), len(runs), "re-runs")
-
-
 def seed42_input(ablations: pd.DataFrame) -> dict | None:
     """Seed 42's reading at its composition step, in `held_inputs`' form (None where it was not read)."""
     rows = held_inputs(ablations, "seed 42") if len(ablations) else []
@@ -257,7 +248,20 @@ def ablation_table(ablations: pd.DataFrame) -> pd.DataFrame | str:
     with each key-side part ablated, and of the 1-var answers."""
     if not len(ablations):
         return "the route's tables are not here"
-    columns = {"none_lookup": "lookup, nothing ablated", **{f"{p}_lookup": f"lookup, {p.replace('_', ' ')} ablated"
-                                                          for p in route.PARTS}, "none_answers": "1-var answers"}
+    columns = {"none_lookup": "lookup, nothing ablated",
+               **{f"{p}_lookup": f"lookup, keys' {p.replace('_', ' ')} ablated" for p in route.PARTS},
+               **{f"query_{p}_lookup": f"lookup, query's {p.replace('_', ' ')} ablated" for p in route.QUERY_ABLATED},
+               "none_answers": "1-var answers"}
+    columns = {k: v for k, v in columns.items() if k in ablations}
     table = ablations.groupby("arm", sort=False)[list(columns)].median().rename(columns=columns)
     return table.assign(runs=ablations.groupby("arm", sort=False).size()).round(2)
+
+
+def query_drops(ablations: pd.DataFrame) -> dict:
+    """Per arm, the median drop of the in-context lookup when each query-side part at `=` is ablated (descriptive,
+    beside R3's rule): {arm: {part: drop}}."""
+    out = {}
+    for arm, rows in ablations.groupby("arm", sort=False):
+        out[arm] = {p: float((rows["none_lookup"] - rows[f"query_{p}_lookup"]).median()) for p in route.QUERY_ABLATED
+                    if f"query_{p}_lookup" in rows}
+    return out

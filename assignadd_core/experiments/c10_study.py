@@ -14,8 +14,6 @@ from statistics import median
 from ..analysis import steering
 from ..rules import verdicts
 from ..rules.study import current
-from .sweep import SWEEPS
-from .sweep.grid import C10_PUSH_SHARES, onset_cells
 from .sweep.store import finished_metrics, results_frame
 
 
@@ -37,6 +35,8 @@ def hold_evals() -> int:
 def read(names: dict | None = None) -> OnsetStudy:
     """Every onset sweep read (`names`: {"onset", "held", "push", "clamp", "double"}: their sweeps, by default the
     study's), and C10 by its rule."""
+    from .sweep import SWEEPS  # the study's sweeps, read from its profile on first use (not at import)
+    from .sweep.grid import C10_PUSH_SHARES, onset_cells
     names = {"onset": "c10_onset", "held": "c10_onset_hold", "push": "c10_onset_push", "clamp": "c10_onset_clamp",
              "double": "c10_onset_double_hold", **(names or {})}
     records = {role: results_frame(SWEEPS[name]) for role, name in names.items()}
@@ -106,6 +106,7 @@ def dense_table(names) -> tuple:
 def fixed_windows(remove: str, add: str) -> dict:
     """C10's experiment of 2026-12-03 (fixed windows): each sweep's arms table (`steering.arms_table`) and metrics,
     the rule's inputs and its verdict (`verdicts.c10_causal`)."""
+    from .sweep import SWEEPS
     arms = {}
     for name in (remove, add):
         records = results_frame(SWEEPS[name])

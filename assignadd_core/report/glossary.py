@@ -3,7 +3,7 @@ from where the code and the study profile set them, so that the page never state
 
 The page writes them as MyST substitutions (`{{ window_steps }}`); this module is also a Sphinx extension (listed in
 _config.yml) that hands `values()` to the parser when the book is built. `ANCHORS` are the terms' anchors
-(glossary.html#twin …): a chapter links a term as `[twin](../glossary.md#twin)` or {ref}`twin`; the book's tests check
+(glossary.html#twin …): a chapter links a term as `[twin](#twin)` (MyST finds the label on the glossary page) or {ref}`twin`; the book's tests check
 that the page defines every one of them.
 """
 from __future__ import annotations

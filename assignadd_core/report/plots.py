@@ -1011,7 +1011,7 @@ def onset_arms_figure(cells: dict, window: int, title: str, censor: int | None =
 
 
 ROUTE_TERMS = {"identity pattern (variable copy × variable copy)": ("variable", "variable", PARTS["lookup"], "solid"),
-               "positional copy at `=` × variable copy": ("copied_positions", "variable", PARTS["copy"], "solid"),
+               "positional copy at \"=\" × variable copy": ("copied_positions", "variable", PARTS["copy"], "solid"),
                "every other term": (None, None, GREY, "dot")}
 
 

@@ -19,7 +19,7 @@ def necessity_phrases(need: dict | None) -> dict:
     """The hold's reading (`verdicts.c10_necessity` with `c10_study.delay_summary`'s numbers under "delays_summary")."""
     keys = ("need_entered", "need_delay_twin", "need_delay_sham", "need_later_twin", "need_later_sham", "need_p_twin",
             "need_p_sham", "need_delay_word", "need_prevent", "need_during", "need_twins_during", "need_block",
-            "need_p_block")
+            "need_p_block", "need_conclusion")
     if need is None:
         return {k: NOT_RUN for k in keys}
     s, block = need["delays_summary"], need["block"]
@@ -41,7 +41,10 @@ def necessity_phrases(need: dict | None) -> dict:
                                     "did not prevent it" if block["held_during"] else "is not shown to prevent it"),
             "need_during": w.k_of_n(block["held_during"], block["cells"], "held runs"),
             "need_twins_during": w.k_of_n(block["twins_during"], block["cells"], "twins"),
-            "need_block": w.tested(block["p"], verdicts.C10_ONSET_P), "need_p_block": w.p_value(block["p"])}
+            "need_block": w.tested(block["p"], verdicts.C10_ONSET_P), "need_p_block": w.p_value(block["p"]),
+            "need_conclusion": w.which(block["reading"] == "shown",
+                                       "the identity pattern was needed while the hold lasted",
+                                       "a delay is what these runs show, not that the identity pattern is necessary")}
 
 
 def push_phrases(out: dict, share: float, m3_max: float | None) -> dict:
@@ -67,6 +70,15 @@ def clamp_phrases(enough: dict | None, finished: tuple[int, int]) -> dict:
         return {**out, **{k: "not read (too few cells pass the checks)" for k in keys[1:4]}}
     return {**out, "clamp_composed": w.k_of_n(counts["clamped"], n, "clamped runs"),
             "clamp_twins": w.k_of_n(counts["twins"], n, "twins"), "clamp_shams": w.k_of_n(counts["shams"], n, "shams")}
+
+
+def query_phrases(drops: dict) -> dict:
+    """The query-side ablations in phrases: how much the lookup drops when `=`'s variable copy or its copy of positions
+    is ablated, in the held runs and in their twins (`c10_route.query_drops`)."""
+    def drop(arm, part):
+        return f"{drops[arm][part]:.2f}" if part in drops.get(arm, {}) else NOT_RUN
+    return {f"route_{arm}_{short}": drop(arm, part) for arm in ("held", "twin")
+            for short, part in (("qvar", "variable"), ("qpos", "copied_positions"))}
 
 
 def route_phrases(held: list[dict], twins: list[dict], seed42: dict | None, candidate: tuple[str, str] | None,
@@ -126,3 +138,41 @@ def glue_key_results(c10: verdicts.Verdict, r3: verdicts.Verdict, need: dict | N
          Answer.of("R3", r3, f"runs held without the identity pattern compose through {route}")],
         why=["a gradient's direction cannot show a cause, so the verdict comes from holding the pattern back and on",
              "a delay is not a block"]))
+
+
+def route_setting(checkpoints, main_seed: int) -> dict:
+    """The route's setting in phrases: how many terms the margin splits into, the re-runs' checkpoint spacing, the
+    map measure 3 reads, the level at which measure 3 and its in-context reading count as apart."""
+    from ..analysis.route import PARTS
+    from ..experiments.c10_route import APART
+    from ..core.config import RunConfig
+    from ..rules.study import study_overrides
+    steps = sorted(checkpoints["step"].unique()) if len(checkpoints) else []
+    spacing = min((b - a for a, b in zip(steps, steps[1:])), default=None)
+    n = RunConfig().replace(**study_overrides()).task.n_vars
+    return {"route_terms": w.number(len(PARTS) ** 2), "route_other_terms": w.number(len(PARTS) ** 2 - 2),
+            "route_every": NOT_RUN if spacing is None else w.number(int(spacing)), "map_size": f"{n} × {n}",
+            "route_apart": f"{APART:g}", "main_seed": f"seed {main_seed}"}
+
+
+def fixed_window_phrases() -> dict:
+    """The experiment of 2026-12-03's windows in phrases (steps removed; steps pushed)."""
+    from ..experiments.sweep.grid import C10_ADD, C10_REMOVE
+    return {"fixed_remove": f"{w.number(C10_REMOVE['train.steer_from'])}–{w.number(C10_REMOVE['train.steer_to'])}",
+            "fixed_add": f"{w.number(C10_ADD['train.steer_from'])}–{w.number(C10_ADD['train.steer_to'])}"}
+
+
+def dense_every(names) -> str:
+    """The dense study's checkpoint spacing (its runs' eval_every), or 'not run yet'."""
+    from ..core.run_folder import DEFAULT_ROOT, Run, run_path
+    runs = [Run(run_path(name, DEFAULT_ROOT / "dense")) for name in names]
+    every = sorted({run.config.train.eval_every for run in runs if run.config_path.is_file()})
+    return w.number(every[0]) if every else NOT_RUN
+
+
+def identical_words(checkpoints) -> str:
+    """How many of R3's re-runs equal their committed runs bit for bit (the tables' "identical" column)."""
+    runs = checkpoints[checkpoints["arm"] != "seed 42"].drop_duplicates("run") if len(checkpoints) else checkpoints
+    if not len(runs):
+        return "none re-run here"
+    return w.k_of_n(int(runs["identical"].astype(bool).sum()), len(runs), "re-runs")

@@ -1182,8 +1182,8 @@ def r3_route(held: list[Mapping], double: list[Mapping] | None = None) -> Verdic
     first = _route_part(held)
     if first.verdict != FINDING or "a second route" not in first.text:
         return first
-    arms = [c[arm] for c in (double or []) for arm in ("twin", "removal", "sham")]
-    if not arms or None in arms:
+    arms = [c[arm] for c in (double or []) for arm in ("removal", "sham")]  # its own runs (the twins are C10's)
+    if not arms or None in arms or any(c["twin"] is None for c in double):
         return Verdict(FINDING, first.text + f"; the double hold: not yet run ({sum(a is not None for a in arms)} of"
                                              f" {len(arms)} runs finished)")
     need = c10_necessity(double, what="holding every route from the query to the values' variable copies")
