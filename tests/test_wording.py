@@ -117,13 +117,10 @@ def test_trend_count_others_and_who_follow_the_numbers():
     assert wording.who([], "composes", "compose") == "no seed composes"
 
 
-def test_which_within_noise_and_largest_change():
+def test_which_and_within_noise():
     assert wording.which(True, "is not", "may be") == "is not" and wording.which(False, "is not", "may be") == "may be"
     assert wording.within_noise(0.3) == "within" and wording.within_noise(-3.5) == "by more than"
     assert wording.within_noise(2.9, limit=2) == "by more than"
-    assert wording.largest_change([0.17, 0.44], [0.10, 0.45]) == "0.07"  # own chance 0.17 -> 0.10
-    with pytest.raises(ValueError):
-        wording.largest_change([0.1], [])
 
 
 def test_exponent_writes_a_relative_size_as_the_design_states_it():

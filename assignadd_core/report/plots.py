@@ -475,7 +475,7 @@ def eq_variable_scores_figure(steps, scores, var_names, title: str, window: tupl
         if window:
             fig.add_vrect(x0=window[0], x1=window[1], fillcolor=GREY, opacity=palette.BAND_OPACITY, line_width=0,
                           row=1, col=side + 1)
-    fig.update_yaxes(title_text="layer-1 score from `=`", row=1, col=1)
+    fig.update_yaxes(title_text="layer-1 score from “=”", row=1, col=1)
     fig.update_layout(title=title, height=460, width=1000, hovermode="x unified")
     return fig
 

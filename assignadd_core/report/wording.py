@@ -251,13 +251,6 @@ def within_noise(z: float, limit: float = 3.0, within: str = "within", beyond: s
     return within if abs(z) < limit else beyond
 
 
-def largest_change(before: Sequence[float], after: Sequence[float], decimals: int = 2) -> str:
-    """The largest change between paired values, as printed: '0.07' (the most any one moves)."""
-    if len(before) != len(after) or not len(before):
-        raise ValueError("largest_change needs as many values after as before, and at least one")
-    return number(max(abs(a - b) for a, b in zip(before, after)), decimals)
-
-
 def exponent(value: float) -> str:
     """A small relative size as the design states it: '1e-7' for 1e-07, '3e-3'."""
     return f"{value:.0e}".replace("e-0", "e-").replace("e+0", "e")
