@@ -271,7 +271,10 @@ def html():
     # .buildinfo is written by every build (index.html, a redirect, only by the first: as a stamp it made every
     # later test session rebuild)
     stamp = book.HTML / ".buildinfo"
-    newest = max(p.stat().st_mtime for p in [*executed_chapters(), book.REPRODUCE, ROOT / "book" / "intro.md"])
+    # any page's source (the chapters, the .md pages), the configuration and the templates
+    sources = [*executed_chapters(), *(ROOT / "book").glob("*.md"), ROOT / "_config.yml",
+               *(ROOT / "book" / "_templates").rglob("*.html")]
+    newest = max(p.stat().st_mtime for p in sources)
     if not stamp.is_file() or stamp.stat().st_mtime < newest:
         book.build()
     return book.HTML
