@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import shutil
 import sys
 import threading
 from pathlib import Path
@@ -23,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from browser import Chromium  # noqa: E402  (the tests' CDP driver: no webdriver)
-from page_lengths import READY, pages  # noqa: E402  (the same pages, ready at the same point)
+from page_lengths import READY, builds_and_browser, pages  # noqa: E402  (the same pages, ready at the same point)
 
 WIDTH, HEIGHT = 1280, 800
 # Scripts the browser must load and run before it draws (in <head>, neither defer nor async nor a module), and the
@@ -82,13 +81,7 @@ def mb(n: float) -> str:
 
 
 def main() -> None:
-    builds = [Path(p) for p in sys.argv[1:3]] or [ROOT / "_build" / "html"]
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    for html in builds:
-        if not html.is_dir():
-            raise SystemExit(f"no built book at {html}: run `python -m assignadd_core.report.book build` first")
-    if binary is None:
-        raise SystemExit("no chromium on PATH (Debian: apt install chromium)")
+    builds, binary = builds_and_browser(sys.argv[1:])
     measured = [measure(html, binary) for html in builds]
     names = list(dict.fromkeys(name for rows in measured for name in rows))
     left = [u for rows in measured for row in rows.values() for u in row["external"]]

@@ -79,14 +79,21 @@ def measure(html: Path, binary: str) -> dict[str, dict]:
     return rows
 
 
-def main() -> None:
-    builds = [Path(p) for p in sys.argv[1:3]] or [ROOT / "_build" / "html"]
+def builds_and_browser(argv: list[str]) -> tuple[list[Path], str]:
+    """The builds named on the command line (one or two; default _build/html) and Chromium's binary, or an exit with
+    the line that says what is missing."""
+    builds = [Path(p) for p in argv[:2]] or [ROOT / "_build" / "html"]
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     for html in builds:
         if not html.is_dir():
             raise SystemExit(f"no built book at {html}: run `python -m assignadd_core.report.book build` first")
     if binary is None:
         raise SystemExit("no chromium on PATH (Debian: apt install chromium)")
+    return builds, binary
+
+
+def main() -> None:
+    builds, binary = builds_and_browser(sys.argv[1:])
     measured = [measure(html, binary) for html in builds]
     names = list(dict.fromkeys(name for rows in measured for name in rows))
     keys = ("laptop", "phone", "words")

@@ -281,7 +281,10 @@ def html():
     # .buildinfo is written by every build (index.html, a redirect, only by the first: as a stamp it made every
     # later test session rebuild)
     stamp = book.HTML / ".buildinfo"
-    newest = max(p.stat().st_mtime for p in [*executed_chapters(), book.REPRODUCE, ROOT / "book" / "intro.md"])
+    # any page's source (the chapters, the .md pages), the configuration and the templates
+    sources = [*executed_chapters(), *(ROOT / "book").glob("*.md"), ROOT / "_config.yml",
+               *(ROOT / "book" / "_templates").rglob("*.html")]
+    newest = max(p.stat().st_mtime for p in sources)
     if not stamp.is_file() or stamp.stat().st_mtime < newest:
         book.build()
     return book.HTML
@@ -322,6 +325,23 @@ def server(html):
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+def visit_pages(chromium: str, folder: Path, names, script: str, ready: str = "true", width: int = 1280,
+                height: int = 900) -> dict:
+    """Serve `folder` on this machine and visit each page `NAME.html` of `names` in one Chromium of that window (a
+    phone's below 600 px): {name: PageReport}."""
+    from browser import Chromium
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    driver = Chromium(chromium, width=width, height=height, phone=width < 600)
+    try:
+        return {name: driver.visit(f"http://127.0.0.1:{httpd.server_address[1]}/{name}.html", script=script, ready=ready)
+                for name in names}
+    finally:
+        driver.close()
+        httpd.shutdown()
 
 
 def run_chromium(chromium: str, *args: str) -> str:
@@ -486,7 +506,6 @@ def test_the_page_weight_check_finds_plotly_without_a_figure_a_blocking_plotly_a
     """A page that loads plotly.js in its head (blocking) without a figure, and draws an icon with Font Awesome's own
     font, fails each part of the check; the same page with the book's icons (book.css) and plotly deferred beside a
     figure passes, but for the one icon book.css does not draw."""
-    from browser import Chromium
     import pydata_sphinx_theme
     shutil.copyfile(book.copy_plotly_js(), tmp_path / "plotly.min.js")
     shutil.copyfile(book.STATIC / "book.css", tmp_path / "book.css")
@@ -504,17 +523,9 @@ def test_the_page_weight_check_finds_plotly_without_a_figure_a_blocking_plotly_a
                                           '</script>')}
     for name, text in pages.items():
         (tmp_path / f"{name}.html").write_text(text)
-    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    driver = Chromium(chromium, width=1280, height=800)
-    try:
-        found = {name: driver.visit(f"http://127.0.0.1:{httpd.server_address[1]}/{name}.html",
-                                    script=MEASURE_WIDTHS, ready="document.fonts.status === 'loaded'").result["weight"]
-                 for name in pages}
-    finally:
-        driver.close()
-        httpd.shutdown()
+    reports = visit_pages(chromium, tmp_path, pages, MEASURE_WIDTHS, ready="document.fonts.status === 'loaded'",
+                          height=800)
+    found = {name: report.result["weight"] for name, report in reports.items()}
     heavy, light = found["heavy"], found["light"]
     assert heavy["figures"] == 0 and heavy["plotly"] == 1 and heavy["plotly_blocking"] == 1, heavy
     assert heavy["icon_fonts"] == ["Font Awesome 6 Free"] and set(heavy["blank_icons"]) == {"fa-bars", "fa-question"}
@@ -914,7 +925,6 @@ BOX</main></body></html>"""
 @pytest.mark.parametrize("width", [1280, 390], ids=["laptop", "phone"])
 def test_the_first_screen_check_fails_on_a_key_results_box_moved_down(width, chromium, tmp_path):
     """The same box under the title passes, moved below a screen of text fails, and a page without one fails."""
-    from browser import Chromium
 
     from assignadd_core.report import present
     box = present.KeyResults("Does it?", present.Quote("yes", "the paper"), present.Answer("no", "not reproduced"),
@@ -924,16 +934,8 @@ def test_the_first_screen_check_fails_on_a_key_results_box_moved_down(width, chr
              "none": KEY_RESULTS_PAGE.replace("ABOVE", "0").replace("BOX", "")}
     for name, text in pages.items():
         (tmp_path / f"{name}.html").write_text(text)
-    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    driver = Chromium(chromium, width=width, height=SCREENS[width], phone=width < 600)
-    try:
-        found = {name: key_results_problem(driver.visit(f"http://127.0.0.1:{httpd.server_address[1]}/{name}.html",
-                                                        script=READER_VIEW).result) for name in pages}
-    finally:
-        driver.close()
-        httpd.shutdown()
+    reports = visit_pages(chromium, tmp_path, pages, READER_VIEW, width=width, height=SCREENS[width])
+    found = {name: key_results_problem(report.result) for name, report in reports.items()}
     assert found["top"] is None, found
     assert found["down"].startswith("the key-results box starts") and found["none"] == "no key-results box", found
 
@@ -1086,50 +1088,24 @@ def reader_view_of(page: str, reader_views, html):
     return reader_views(page)
 
 
+READER_DEFECTS = {"bars without labels": bars_without_labels, "small text": small_text,
+                  "code names in figures": code_names_in_figures,
+                  "captions naming missing panels": captions_naming_missing_panels, "literal bullets": literal_bullets}
+LAPTOP_ONLY = {"captions naming missing panels"}  # a phone may stack a row of panels (figure_fit.js)
+
+
+@pytest.mark.parametrize("check", list(READER_DEFECTS))
 @pytest.mark.parametrize("page", BOOK_PAGES)
-def test_every_named_bar_has_its_label_drawn(page, reader_views, html, request):
-    """A bar chart whose bars are named (categories, or one tick value each) draws every name, at both widths."""
+def test_no_page_has_a_reader_defect(page, check, reader_views, html, request):
+    """At a laptop's and a phone's width: every named bar's label drawn; no text under 9 px; figures name things in
+    words (no `fewer_2var_queries`, no backticks); no caption names a panel its figure lacks; no Markdown bullet printed
+    as text (a list glued as text, or one without its blank line)."""
     view = reader_view_of(page, reader_views, html)
-    expect_known(request, "bars without labels", page, view)
-    found = bars_without_labels(view)
-    assert not found, f"{page}: " + " | ".join(found[:5])
-
-
-@pytest.mark.parametrize("page", BOOK_PAGES)
-def test_no_text_is_drawn_under_9_px(page, reader_views, html, request):
-    """Prose, tables, figure text and drawings: at least 9 px, at a laptop's and a phone's width."""
-    view = reader_view_of(page, reader_views, html)
-    expect_known(request, "small text", page, view)
-    found = small_text(view)
-    assert not found, f"{page}: {len(found)} text(s) under 9 px: " + " | ".join(found[:5])
-
-
-@pytest.mark.parametrize("page", BOOK_PAGES)
-def test_no_figure_shows_a_code_name(page, reader_views, html, request):
-    """Legends, titles, annotations and tick labels name things in words: no `fewer_2var_queries`, no backticks."""
-    view = reader_view_of(page, reader_views, html)
-    expect_known(request, "code names in figures", page, view)
-    found = code_names_in_figures(view)
-    assert not found, f"{page}: " + " | ".join(found[:5])
-
-
-@pytest.mark.parametrize("page", BOOK_PAGES)
-def test_no_caption_names_a_panel_its_figure_lacks(page, reader_views, html, request):
-    view = reader_view_of(page, reader_views, html)
-    if view_name(view) == "phone":
-        pytest.skip("judged at a laptop's width (a phone may stack a row of panels)")
-    expect_known(request, "captions naming missing panels", page, view)
-    found = captions_naming_missing_panels(view)
-    assert not found, f"{page}: " + " | ".join(found[:5])
-
-
-@pytest.mark.parametrize("page", BOOK_PAGES)
-def test_no_page_shows_a_markdown_bullet_as_text(page, reader_views, html, request):
-    """A list rendered as one paragraph with literal "* " (a glued string, or a list without its blank line)."""
-    view = reader_view_of(page, reader_views, html)
-    expect_known(request, "literal bullets", page, view)
-    found = literal_bullets(view)
-    assert not found, f"{page}: " + " | ".join(found[:5])
+    if check in LAPTOP_ONLY and view_name(view) == "phone":
+        pytest.skip(f"{check}: judged at a laptop's width")
+    expect_known(request, check, page, view)
+    found = READER_DEFECTS[check](view)
+    assert not found, f"{page}: {check}: {len(found)}: " + " | ".join(found[:5])
 
 
 READER_DEFECTS_PAGE = """<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -1169,7 +1145,6 @@ def test_the_reader_checks_find_each_defect_on_a_page_built_with_them(width, chr
     name drawn, a figure label at 6 px and prose at 7 px, a code name in a legend and backticks in an axis title, a
     caption that says "Left: … Right: … both panels" under a figure of one panel (and, passing, under one of two), a
     list printed as text with literal "* ", and a key-results box taller than the first screen (its question on it)."""
-    from browser import Chromium
     shutil.copyfile(book.copy_plotly_js(), tmp_path / "plotly.min.js")
     for name, defect in (("defects", True), ("clean", False)):
         text = READER_DEFECTS_PAGE.replace("BOX_HEIGHT", str(SCREENS[width] + 100 if defect else 40))
@@ -1180,16 +1155,8 @@ def test_the_reader_checks_find_each_defect_on_a_page_built_with_them(width, chr
                             if defect else "Before layer 1 copies and after it, on the same scale (the left operand).")
         text = text.replace("DTICK", "true" if defect else "false").replace("DEFECT", "true" if defect else "false")
         (tmp_path / f"{name}.html").write_text(text)
-    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    driver = Chromium(chromium, width=width, height=SCREENS[width], phone=width < 600)
-    try:
-        views = {name: driver.visit(f"http://127.0.0.1:{httpd.server_address[1]}/{name}.html", script=READER_VIEW,
-                                    ready=FIGURES_FITTED) for name in ("defects", "clean")}
-    finally:
-        driver.close()
-        httpd.shutdown()
+    views = visit_pages(chromium, tmp_path, ("defects", "clean"), READER_VIEW, ready=FIGURES_FITTED, width=width,
+                        height=SCREENS[width])
     assert not views["defects"].errors and not views["clean"].errors, views["defects"].errors + views["clean"].errors
     found, clean = views["defects"].result, views["clean"].result
     assert any(p.startswith("figure 1: 8 bars, 4 of their labels drawn") for p in bars_without_labels(found)), \
@@ -1206,9 +1173,8 @@ def test_the_reader_checks_find_each_defect_on_a_page_built_with_them(width, chr
     assert literal_bullets(found) == ["* the first one"], literal_bullets(found)
     assert key_results_not_whole(found).startswith("the key-results box ends"), found["key_results"]
     assert key_results_problem(found) is None  # its question is on the first screen: the older check passes it
-    for check in (bars_without_labels, small_text, code_names_in_figures, captions_naming_missing_panels,
-                  literal_bullets):
-        assert check(clean) == [], (check.__name__, check(clean))
+    for name, check in READER_DEFECTS.items():
+        assert check(clean) == [], (name, check(clean))
     assert key_results_not_whole(clean) is None
 
 
