@@ -124,3 +124,11 @@ def test_which_within_noise_and_largest_change():
     assert wording.largest_change([0.17, 0.44], [0.10, 0.45]) == "0.07"  # own chance 0.17 -> 0.10
     with pytest.raises(ValueError):
         wording.largest_change([0.1], [])
+
+
+def test_a_bracket_is_half_open_and_says_where_nothing_was_under_the_level():
+    w = wording
+    assert w.bracket(0.257053, 0.305916) == "(0.257, 0.306]"
+    assert w.bracket(None, 0.113158) == "(–, 0.113]"
+    assert w.bracket(None, None) == "no crossing" and w.bracket(0.1, None) == "no crossing"
+    assert w.bracket(0.5, 1.0, 1) == "(0.5, 1.0]"
