@@ -37,6 +37,9 @@ def test_display_names_replace_keys_in_tables():
     frame = pd.DataFrame({"m3_l2_var_identity_qk": [1.0]}, index=["0var_heldout"])
     shown = readable(frame)
     assert list(shown.columns) == ["3 layer-2 variable identity QK"] and list(shown.index) == ["exact: 0-var held-out"]
+    indexed = readable(pd.DataFrame({"1var_train": [0.5]}, index=pd.Index([0.01], name="two_var_rate")))
+    assert indexed.index.name != "two_var_rate" and "two_var_rate" not in str(indexed.to_html())
+    assert list(indexed.index) == [0.01]  # the values stay as they are
 
 
 def test_result_box_folds_every_seeds_numbers_and_keeps_the_count_open():
