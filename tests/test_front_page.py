@@ -125,6 +125,7 @@ def test_the_columns_sentence_explains_every_column_of_the_scoreboard(tmp_path):
     for name, _ in front_page.COLUMNS:
         assert f" {name} |" in header and f"*{name}*" in sentence
     assert "the verdict its first rule gave" in sentence  # the first rule's verdict, in the column ours
+    assert "R1, R2 and R3 are this book's own findings" in sentence  # the findings, from the claims (not typed)
     assert front_page.tally(tmp_path).endswith(sentence)
 
 

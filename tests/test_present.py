@@ -1,4 +1,5 @@
 """Rules and verdicts as the chapters show them: wrapped HTML for the book, one plain line for nbval."""
+import pytest
 import pandas as pd
 
 from assignadd_core.report import present
@@ -36,6 +37,9 @@ def test_display_names_replace_keys_in_tables():
     frame = pd.DataFrame({"m3_l2_var_identity_qk": [1.0]}, index=["0var_heldout"])
     shown = readable(frame)
     assert list(shown.columns) == ["3 layer-2 variable identity QK"] and list(shown.index) == ["exact: 0-var held-out"]
+    indexed = readable(pd.DataFrame({"1var_train": [0.5]}, index=pd.Index([0.01], name="two_var_rate")))
+    assert indexed.index.name != "two_var_rate" and "two_var_rate" not in str(indexed.to_html())
+    assert list(indexed.index) == [0.01]  # the values stay as they are
 
 
 def test_result_box_folds_every_seeds_numbers_and_keeps_the_count_open():
@@ -118,3 +122,15 @@ def test_a_history_is_folded_with_every_dated_item():
     page = history._repr_html_()
     assert page.startswith("<details") and "<summary>How the rule changed</summary>" in page
     assert "<li><b>2026-11</b>: first &lt;rule&gt;</li>" in page
+
+
+def test_phrases_of_missing_runs_are_glued_as_missing_and_the_names_must_match(monkeypatch):
+    glued = {}
+    monkeypatch.setattr(present, "_glue", lambda name, value: glued.__setitem__(name, value))
+    called = []
+    present.glue_text_when(False, "a b", lambda: called.append(1) or {"a": "x", "b": "y"})
+    assert glued == {"a": present.NOT_HERE, "b": present.NOT_HERE} and not called  # the phrases are not computed
+    present.glue_text_when(True, "a b", lambda: {"a": "x", "b": 2})
+    assert glued == {"a": "x", "b": "2"}
+    with pytest.raises(ValueError, match="not the names stated"):
+        present.glue_text_when(True, "a b c", lambda: {"a": "x", "b": "y"})

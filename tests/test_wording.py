@@ -145,3 +145,11 @@ def test_the_measures_roles_are_the_glossarys_names():
     for key, role in MEASURE_ROLES.items():
         number = MEASURE_LABELS[key].split()[0]
         assert named[number].replace("`", "").removeprefix("the ").startswith(role.removeprefix("the ")), (key, role)
+
+
+def test_a_bracket_is_half_open_and_says_where_nothing_was_under_the_level():
+    w = wording
+    assert w.bracket(0.257053, 0.305916) == "(0.257, 0.306]"
+    assert w.bracket(None, 0.113158) == "(–, 0.113]"
+    assert w.bracket(None, None) == "no crossing" and w.bracket(0.1, None) == "no crossing"
+    assert w.bracket(0.5, 1.0, 1) == "(0.5, 1.0]"

@@ -82,8 +82,12 @@ def tally(records: Path | None = None) -> str:
 
 def columns_sentence() -> str:
     """What each column of the scoreboard means, in one sentence, from COLUMNS."""
-    return ("One row per claim: " + "; ".join(f"*{name}*, {meaning}" for name, meaning in COLUMNS) + ". R1 and R2 are"
-            " this book's own findings, about questions the paper leaves open.")
+    from .claims import CLAIMS
+    from .wording import listing, verb
+    findings = [key for key in CLAIMS if not key.startswith("C")]  # the book's own (R1, R2, ...), not the paper's
+    return ("One row per claim: " + "; ".join(f"*{name}*, {meaning}" for name, meaning in COLUMNS) + f". {listing(findings)}"
+            f" {verb(len(findings), 'is', 'are')} this book's own {verb(len(findings), 'finding', 'findings')}, about"
+            f" {verb(len(findings), 'a question', 'questions')} the paper leaves open.")
 
 
 # the container's classes: book.css lays the scoreboard out, and table_cards.js makes it cards on a phone

@@ -94,6 +94,9 @@ def display_text(text: str) -> str:
 
 
 def readable(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with display names for its column names and for index values that are keys."""
+    """The frame with display names for its column names, for index values that are keys and for the index's name
+    (a table indexed by `two_var_rate` shows its header as the rate's name)."""
     by_name = lambda key: display_text(key) if isinstance(key, str) else key  # noqa: E731  (numbers stay as they are)
-    return frame.rename(columns=by_name, index=by_name)
+    shown = frame.rename(columns=by_name, index=by_name)
+    shown.index = shown.index.set_names([by_name(name) for name in shown.index.names])
+    return shown

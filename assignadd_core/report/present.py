@@ -195,6 +195,24 @@ def glue_text(**texts: object) -> None:
         _glue(name, str(text))
 
 
+NOT_HERE = "not run here"  # what a phrase reads where the runs it reads are not in this runs folder (a fork's)
+
+
+def glue_text_when(ready: bool, names: str, phrases, otherwise: str = NOT_HERE) -> None:
+    """Glue the phrases of a part of the prose that reads runs which may be missing: where `ready`, `phrases()` (a
+    callable returning {name: phrase}, called only then, whose names must be exactly `names`, space-separated); else
+    every one of `names` as `otherwise`, so that the page builds and says what is missing."""
+    expected = names.split()
+    if not ready:
+        glue_text(**dict.fromkeys(expected, otherwise))
+        return
+    found = phrases()
+    if sorted(found) != sorted(expected):
+        raise ValueError(f"the phrases glued ({', '.join(sorted(found))}) are not the names stated"
+                         f" ({', '.join(sorted(expected))})")
+    glue_text(**found)
+
+
 def glue_markdown(**texts: str) -> None:
     """Glue each Markdown text under its name, for the prose: {glue:md}`name` (a phrase with emphasis or a link)."""
     from IPython.display import Markdown

@@ -182,6 +182,14 @@ def against(value: float, level: float, decimals: int | None = None, below: str 
     return below if value < level else above if value > level else at
 
 
+def bracket(below: float | None, value: float | None, decimals: int = 3) -> str:
+    """Where a threshold lies between two grid values, as a half-open bracket: '(0.257, 0.306]'; '(–, 0.113]' when
+    nothing below the crossing was under the level; 'no crossing' without one."""
+    if value is None:
+        return "no crossing"
+    return f"({'–' if below is None else number(below, decimals)}, {number(value, decimals)}]"
+
+
 def percent(value: float, decimals: int = 1) -> str:
     """A share as a percentage: '98.9 %' for 0.9891."""
     return f"{100 * value:.{decimals}f} %"
