@@ -5,7 +5,8 @@ no webdriver. Every request the page makes goes through `Fetch`: requests to thi
 data:, blob:, http(s) on 127.0.0.1 / localhost / [::1]) continue, any other is failed before it leaves
 and recorded; Chromium also resolves no host name but localhost (`--host-resolver-rules`), so a
 request that escaped `Fetch` could not leave either (and `Network` records it too). Console errors,
-uncaught exceptions and error log entries (a resource that failed to load) are recorded per page.
+uncaught exceptions and error log entries (a resource that failed to load) are recorded per page, and so are the
+bytes each request transferred (`PageReport.transferred`: what the page cost to load, headers included).
 """
 from __future__ import annotations
 
@@ -36,14 +37,23 @@ class PageReport:
     external: list[str] = field(default_factory=list)  # requests that would have left the machine
     errors: list[str] = field(default_factory=list)  # console errors, exceptions, error log entries
     result: object = None  # the value of the script evaluated after load
+    transfers: dict = field(default_factory=dict)  # request id -> {"url", "bytes"} (bytes over the wire, headers included)
+
+    def transferred(self) -> dict[str, int]:
+        """Bytes transferred per URL (a URL requested twice counts twice)."""
+        out: dict[str, int] = {}
+        for item in self.transfers.values():
+            out[item["url"]] = out.get(item["url"], 0) + item["bytes"]
+        return out
 
 
 class Chromium:
     """One headless Chromium process and one tab; `visit(url, script)` loads a page and returns a PageReport."""
 
-    def __init__(self, binary: str, width: int = 1280, height: int = 900, phone: bool = False):
+    def __init__(self, binary: str, width: int = 1280, height: int = 900, phone: bool = False, cache: bool = True):
         """phone: emulate a phone's screen (the page's viewport meta tag applies) and its touch input (the primary
-        pointer is coarse: `(pointer: coarse)` matches, touch events fire)."""
+        pointer is coarse: `(pointer: coarse)` matches, touch events fire). cache=False: every visit loads every
+        file again, as a first visit does (what `PageReport.transferred` then counts)."""
         self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)  # chromium may still write there as it exits
         cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -61,6 +71,8 @@ class Chromium:
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
         self.call("Fetch.enable", patterns=[{"urlPattern": "*"}])
+        if not cache:
+            self.call("Network.setCacheDisabled", cacheDisabled=True)
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
                   mobile=phone)
         if phone:
@@ -138,6 +150,9 @@ class Chromium:
             url = params["request"]["url"]
             if not is_local(url) and url not in report.external:
                 report.external.append(url)
+            report.transfers[params["requestId"]] = {"url": url, "bytes": 0}
+        elif method == "Network.loadingFinished" and params.get("requestId") in report.transfers:
+            report.transfers[params["requestId"]]["bytes"] = int(params.get("encodedDataLength", 0))
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
             text = " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
             report.errors.append(f"console.{params['type']}: {text}")

@@ -23,12 +23,12 @@ def no_driver(monkeypatch, tmp_path):
 
 
 def test_every_claim_has_a_rule_or_is_the_finding():
-    assert list(CLAIMS) == [f"C{i}" for i in range(1, 11)] + ["R1", "R2"]
+    assert list(CLAIMS) == [f"C{i}" for i in range(1, 11)] + ["R1", "R2", "R3"]
     assert set(VERDICT_COLORS) == set(VERDICTS)
 
 
 def test_unknown_claim_and_verdict_are_refused_with_the_choices(no_driver):
-    with pytest.raises(ConfigError, match=r"^unknown claim 'C99'; claims are C1, C2, C3, .*, C10, R1, R2$"):
+    with pytest.raises(ConfigError, match=r"^unknown claim 'C99'; claims are C1, C2, C3, .*, C10, R1, R2, R3$"):
         claims.record_claim("C99", ours="x", verdict="partly", root=no_driver)
     with pytest.raises(ConfigError, match=r"^verdict must be one of \('reproduced', .*'inconclusive'\), got 'mostly'$"):
         claims.record_claim("C1", ours="x", verdict="mostly", root=no_driver)
@@ -160,3 +160,25 @@ def test_claims_html_colours_verdicts_escapes_text_and_links_built_chapters(tmp_
     bare = claims.claims_html(table.assign(chapter=["02_training_phases", "10_data_thresholds"]), tmp_path)
     assert '<a href="02_training_phases.html">' in bare and "<td>10_data_thresholds (not built yet)</td>" in bare
     assert f'color:{VERDICT_COLORS["not yet run"]}' in html
+
+
+def test_a_finding_with_no_record_yet_reads_not_yet_run(no_driver):
+    claims.record_claim("R1", ours="3 of 8 seeds", verdict="finding", root=no_driver)
+    rows = claims.claims_table(no_driver).set_index("claim")
+    assert rows.loc["R3", "verdict"] == "not yet run" and rows.loc["R3", "ours"] == "—"  # chapter 9 records it
+    assert rows.loc["R3", "chapter"] == "chapters/09_theory" and rows.loc["R3", "paper"] == "no statement"
+
+
+def test_rule_changes_fold_every_changed_rule_with_its_first_verdict(no_driver):
+    table = pd.DataFrame([
+        {"claim": "C1", "verdict": "partly", "first_rule": "reproduced", "first_basis": "5 seeds"},
+        {"claim": "C2", "verdict": "reproduced", "first_rule": "—", "first_basis": ""},
+        {"claim": "C3", "verdict": "partly", "first_rule": "—", "first_basis": ""}])
+    rules = {"C1": "r1", "C2": "r2", "C3": "r3", "G1": "g"}
+    changes = {"C2": (("2026-12", "why <it> changed"),), "G1": (("2026-12-01", "a"), ("2026-12-02", "b"))}
+    html = claims.rule_changes_html(table, rules, changes)
+    assert html.count("<details") == 3 and "C3" not in html  # C3 never changed
+    assert "<b>C1</b>: changed, under its first rule <b>reproduced</b>; now <b>partly</b>" in html
+    assert "<b>C2</b>: one dated change; now <b>reproduced</b>" in html and "why &lt;it&gt; changed" in html
+    assert "<b>G1</b>: 2 dated changes</summary>" in html  # a rule outside the table: no verdict to show
+    assert claims.changed_rules(table, rules, changes) == ["C1", "C2", "G1"]

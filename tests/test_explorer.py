@@ -310,7 +310,7 @@ MALFORMED = {  # sequence -> what its one line must say, and the token marked (i
     "": ("Type a sequence of 16 tokens", None),
     "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27": ("has 15 tokens; it needs 16", None),
     "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27 = =": ("has 17 tokens", None),
-    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 72 =": ('"72" (token 15) is not a token', "14"),
+    "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 72 =": ('"72" at position 14 is not a token', "14"),
     "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + c 27 =": ("The query uses c, which no assignment", "13"),
     "PAD PAD a 40 PAD a 18 PAD PAD PAD k 9 + a 27 =": ("Variable a is assigned twice (positions 2 and 5)", "5"),
     "PAD PAD a PAD 40 j 18 PAD PAD PAD k 9 + a 27 =": ("Variable a at position 2 is not followed by its value", "2"),
@@ -332,6 +332,8 @@ def test_a_malformed_sequence_gets_one_line_and_keeps_the_page(manifest, page):
         message, classes, shown, result, bad = evaluate(page, f"{script}({json.dumps(text)})")
         assert needle in message and "ae-error" in classes, (text, message)
         assert bad == blamed, f"{text!r}: the chip marked is {bad}, not {blamed}"
+        named = re.search(r"\bposition (\d+)", message)  # the message counts positions as the chips do, from 0
+        assert named is None or named.group(1) == bad, f"{text!r}: the message says {named.group(0)}, the chip {bad}"
         assert "\n" not in message and len(message) < 240, message
         assert shown > 0 and "ae-stale" in result, f"{text!r}: the last answer should stay, dimmed"
     message, classes, shown, result, bad = evaluate(page, f"{script}('PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27 =')")
@@ -413,3 +415,94 @@ def test_the_page_works_opened_from_disk(chromium, manifest):
         driver.close()
     assert not report.errors and not report.external, report
     assert report.result.startswith("8 the model's answer"), report.result
+
+
+# ------------------------------------------------------------------ links, colours and what a checkpoint does
+EXAMPLE = "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27 ="
+LINK_READ = """(() => { const root = document.querySelector('div.ae[data-mode=full]');
+  const notice = root.querySelector('.ae-notice'), answer = root.querySelector('.ae-answer');
+  return {notice: notice && !notice.hidden ? notice.textContent : "", message: root.querySelector('.ae-message').textContent,
+          answer: answer ? answer.textContent : null, model: root.querySelector('select.ae-series').value,
+          step: root.querySelector('.ae-step').textContent, sequence: root.querySelector('input.ae-seq').value}; })()"""
+LINKS = {  # the hash -> what the notice must say ("" for none), the model shown, the step's text, the sequence
+    "#seq=PAD%20PAD%2": ("its seq (\"PAD%20PAD%2\") is cut short", "seed42", "40,000 (final)", EXAMPLE),
+    f"#model=nosuchrun&seq={EXAMPLE.replace(' ', '%20').replace('+', '%2B').replace('=', '%3D')}":
+        ('it names the model "nosuchrun", which this page does not have', "seed42", "40,000 (final)", EXAMPLE),
+    "#model=seed42-training&step=123": ("step 123 is not one of", "seed42-training", "40,000 (final)", EXAMPLE),
+    "#model=seed42-training&step=2601&seq=PAD%20PAD%20b%205%20PAD%20j%2018%20PAD%20PAD%20PAD%20k%209%20%2B%20b%2027%20%3D":
+        ("", "seed42-training", "2,601", "PAD PAD b 5 PAD j 18 PAD PAD PAD k 9 + b 27 ="),
+}
+
+
+def test_a_link_cut_short_or_naming_what_the_page_lacks_gets_a_message_and_a_working_page(chromium, server):
+    """A link whose sequence is cut in the middle of an escape, or that names a model or a step the build does not have:
+    a notice says which part could not be followed, and the page works (the example, or the link's sequence, answered).
+    A whole link opens what it names, without a notice."""
+    from browser import Chromium
+    driver = Chromium(chromium, width=1280, height=900)
+    try:
+        found = {}
+        for link in LINKS:
+            driver.visit("about:blank")
+            found[link] = driver.visit(f"{server}/{PAGE}{link}", ready=READY, script=LINK_READ)
+    finally:
+        driver.close()
+    for link, (notice, model, step, sequence) in LINKS.items():
+        report, seen = found[link], found[link].result
+        assert not report.errors and not report.external, (link, report.errors)
+        assert (notice in seen["notice"]) if notice else seen["notice"] == "", (link, seen)
+        assert seen["message"] == "" and seen["answer"] and seen["model"] == model, (link, seen)
+        assert seen["step"].startswith(step) and seen["sequence"] == sequence, (link, seen)
+
+
+def test_the_explorer_draws_in_the_palettes_colours(page):
+    """Layer 1's attention in the copy head's colour, layer 2's in the lookup's, the operands' values in the colour of
+    the part that moves them, the neurons in the MLP's (assignadd_core/report/palette.py), not colours of its own."""
+    from assignadd_core.report.palette import PARTS
+    colours = evaluate(page, """(() => { const root = document.querySelector('div.ae[data-mode=full]');
+      const input = root.querySelector('input.ae-seq');
+      input.value = 'PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27 ='; input.dispatchEvent(new Event('input'));
+      const style = (selector, property) => getComputedStyle(root.querySelector(selector))[property];
+      const cells = Array.from(root.querySelectorAll('figure.ae-map')).map(map =>
+        Array.from(map.querySelectorAll('.ae-cell:not(.ae-masked)')).map(c => c.style.backgroundColor).find(c => c));
+      return {bar1: style('.ae-bars i.ae-bar1', 'backgroundColor'), bar2: style('.ae-bars i.ae-bar2', 'backgroundColor'),
+              values: style('.ae-chip.ae-source', 'borderTopColor'), neurons: style('.ae-squares i', 'backgroundColor'),
+              cells: cells}; })()""")
+
+    def rgb(hex_colour):
+        return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+
+    def parsed(css):
+        return tuple(int(float(v)) for v in re.findall(r"[\d.]+", css)[:3])
+    assert parsed(colours["bar1"]) == rgb(PARTS["copy"]) and parsed(colours["bar2"]) == rgb(PARTS["lookup"]), colours
+    assert [parsed(c) for c in colours["cells"]] == [rgb(PARTS["copy"]), rgb(PARTS["lookup"])], colours
+    assert parsed(colours["values"]) == rgb(PARTS["move"]) and parsed(colours["neurons"]) == rgb(PARTS["mlp"]), colours
+
+
+def test_what_the_page_says_of_a_checkpoint_is_what_the_model_does_there(manifest, page):
+    """The page's line on a checkpoint (explorer.js: describeCheckpoint, from AssignAddExplorer.behaviour) counts, on
+    the same drawn sequences, the answers PyTorch's model gets right there and the sequences whose layer-2 attention
+    from `=` has its top two on the operands' values: before the jump (step 2,601) too, where the model already
+    answers most 1-var queries with their variable on the left."""
+    series = next(s for s in explorer.study_series() if len(s.steps) > 1)
+    step = max(s for s in series.steps if s is not None and s < explorer.phases_of(Run(series.path(current_root())))["jump"])
+    model_id = series.model_id(step)
+    drawn = evaluate(page, f"""AssignAddExplorer.loadModel({json.dumps(model_id)}).then(m => {{
+      const kinds = ["1-var-left", "1-var-right", "2-var", "held-out-position"], out = {{}};
+      for (const kind of kinds) {{
+        const random = AssignAddExplorer.seeded(1);
+        out[kind] = Array.from({{length: 100}}, () => {{ const t = m.task.draw(kind, random), q = m.task.check(t);
+          return [t, q.answer, q.lhs.source, q.rhs.source]; }});
+      }}
+      return {{drawn: out, said: AssignAddExplorer.behaviour(m, kinds, 100)}}; }})""")
+    model = Run(series.path(current_root())).load_model(step).eval()
+    for kind, rows in drawn["drawn"].items():
+        tokens = torch.tensor([r[0] for r in rows])
+        with torch.no_grad():
+            logits, cache = model.run_with_cache(tokens)
+        right = int((logits[:, -1].argmax(-1) == torch.tensor([r[1] for r in rows])).sum())
+        top = cache["blocks.1.attn.hook_pattern"][:, 0, -1].topk(2, dim=-1).indices.sort(-1).values
+        values = torch.tensor([sorted(r[2:]) for r in rows])
+        finds = int((top == values).all(-1).sum())
+        assert drawn["said"][kind] == {"drawn": 100, "right": right, "finds": finds}, (kind, drawn["said"][kind], right, finds)
+    assert drawn["said"]["1-var-left"]["right"] > 50, "before the jump the model already answers most of these"

@@ -16,13 +16,20 @@ def test_scoreboard_has_one_line_per_claim_with_the_recorded_verdicts(tmp_path):
     claims.record_authors("C7", "reproduced", "theirs", root=tmp_path)
     table = front_page.scoreboard(tmp_path)
     lines = table.splitlines()
-    assert lines[0] == ":::{container} scoreboard" and lines[-1] == ":::"  # book.css lays it out as cards on a phone
-    assert len(lines) == 4 + len(CLAIMS)
+    assert lines[0] == ":::{container} scoreboard cards-when-narrow" and lines[-1] == ":::"  # cards on a phone
+    assert len(lines) == 4 + len(CLAIMS) and lines[1] == "| claim | ours | authors' weights |"
     c7 = next(line for line in lines if line.startswith("| **C7**"))
     assert ">partly</span>" in c7 and ">reproduced</span>" in c7 and "(chapters/08_fourier.ipynb)" in c7
+    assert "<small>the paper: " in c7.split(" | ")[0]  # the paper's number under the claim
     c1 = next(line for line in lines if line.startswith("| **C1**"))
-    assert ">not yet run</span>" in c1 and c1.split("|")[6].strip() == "—"  # no authors' verdict
-    assert ">reproduced</span>" in c1.split("|")[5]  # C1's first rule (it changed)
+    cells = [cell.strip() for cell in c1.strip("| ").split(" | ")]
+    assert len(cells) == 3 and ">not yet run</span>" in cells[1] and cells[2] == "—"  # no authors' verdict
+    assert "first rule: <span" in cells[1] and ">reproduced</span>" in cells[1]  # C1's rule changed its verdict
+    c5 = next(line for line in lines if line.startswith("| **C5**"))
+    assert "first rule" not in c5  # a rule never changed: no first-rule note
+    committed = front_page.scoreboard(DEFAULT_ROOT).splitlines()
+    c2 = next(line for line in committed if line.startswith("| **C2**"))
+    assert ">reproduced</span>" in c2 and "first rule" not in c2  # changed, the verdict the same: no note either
     assert front_page.readme_table(tmp_path).count("\n") == 1 + len(CLAIMS)
 
 
@@ -79,7 +86,7 @@ def test_the_tally_counts_the_recorded_verdicts_and_the_authors_weights(tmp_path
     claims.record_authors("C3", "partly", "theirs", root=tmp_path)
     text = front_page.tally(tmp_path)
     assert "**1 reproduced**" in text and "**1 partly**" in text and "**8 not yet run**" in text
-    assert "reproduce 1 of the 2 that" in text
+    assert "reproduce 1 of the 2 a final model can test" in text
     board = front_page.scoreboard(tmp_path)
     c3 = next(line for line in board.splitlines() if line.startswith("| **C3**"))
     assert "<small>3 of 5 composed seeds reproduce it; not in seed50 (fails: pool 0.93 (needs 0.95))</small>" in c3
@@ -117,7 +124,8 @@ def test_the_columns_sentence_explains_every_column_of_the_scoreboard(tmp_path):
     sentence = front_page.columns_sentence()
     for name, _ in front_page.COLUMNS:
         assert f" {name} |" in header and f"*{name}*" in sentence
-    assert "before the rule was changed" in sentence  # the first-rule column
+    assert "the verdict its first rule gave" in sentence  # the first rule's verdict, in the column ours
+    assert "R1, R2 and R3 are this book's own findings" in sentence  # the findings, from the claims (not typed)
     assert front_page.tally(tmp_path).endswith(sentence)
 
 

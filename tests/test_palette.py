@@ -111,3 +111,45 @@ def test_the_books_figure_html_does_not_play_or_zoom_on_scroll():
     assert "Plotly.animate" not in html and "addFrames" in html  # the frames are there, the slider moves them
     config = re.search(r"Plotly\.newPlot\(.*?\{(\"responsive\".*?)\}\s*\)", html, re.S)
     assert config and '"scrollZoom": false' in config.group(1).replace('":false', '": false')
+
+
+def test_the_numerical_modes_have_their_own_colours_not_a_seeds():
+    from assignadd_core.report import plots_odds
+    runs = {m: metrics() for m in ("eager", "compiled", "fp64", "compiled_mlp")}
+    distances = pd.DataFrame({"step": [1, 101], "compiled_vs_eager": [1e-7, 0.1], "eager_vs_fp64": [1e-7, 0.2]})
+    fig = plots_odds.mode_trajectories_figure(runs, distances, "t", names={"compiled_mlp": "the MLP compiled"})
+    lines = {t.name: (t.line.color, t.line.dash) for t in fig.data}
+    assert lines["eager"][0] == palette.MODE_COLORS["eager"] and lines["fp64"][0] == palette.MODE_COLORS["fp64"]
+    assert lines["compiled"] == (palette.MODE_COLORS["compiled"], "solid")
+    assert lines["the MLP compiled"] == (palette.MODE_COLORS["compiled"], "dash")  # a stage: compiled's colour
+    assert lines["compiled vs eager"][0] == palette.MODE_COLORS["compiled"]
+    assert lines["eager vs fp64"][0] == palette.MODE_COLORS["fp64"]
+    assert not {palette.MODE_COLORS["compiled"], palette.MODE_COLORS["fp64"]} & set(palette.IDENTITY)
+    modes = [*palette.MODE_COLORS.values(), *palette.QUERY_TYPE.values(), *palette.PARTS.values()]
+    assert len(set(modes)) == len(modes)
+
+
+def test_the_flips_figure_labels_every_bar_and_shows_its_legend_symbols():
+    from assignadd_core.report import plots_odds
+    flips = pd.DataFrame({"setting": [f"nudge 1e-0{k} at step 0" for k in range(1, 8)], "kind": ["nudge"] * 7,
+                          "rate": [0.1] * 7, "low": [0.0] * 7, "high": [0.3] * 7, "flips": [1] * 7, "runs": [8] * 7,
+                          "cell_low": [0.0] * 7, "cell_high": [0.4] * 7})
+    fig = plots_odds.flips_figure(flips, {"rate": 0.05, "low": 0.0, "high": 0.1, "flips": 3, "runs": 64}, "t")
+    bars = fig.data[0]
+    assert bars.orientation == "h" and len(fig.layout.yaxis.ticktext) == len(bars.y) == 8  # a label per bar
+    assert bars.textposition == "outside" and bars.textangle == 0  # counts beside the bars, upright
+    for trace in fig.data[1:]:  # the intervals' legend symbols are drawn, not 1-px transparent markers
+        assert trace.showlegend is not False and trace.marker.size >= 6 and trace.marker.color in (palette.INK, palette.GREY)
+
+
+def test_the_rescue_figure_names_its_arms_in_words():
+    fig = plots.rescue_figure({"fewer_2var_queries": metrics((39001, 40001, 41001)),
+                               "redraw_layer1_qk": metrics((39001, 40001, 41001))}, 40000, "t")
+    assert [t.name for t in fig.data] == ["fewer 2-var queries for a while", "layer-1 QK re-drawn"]
+
+
+def test_the_replicate_grid_writes_its_counts_in_a_fixed_readable_font():
+    from assignadd_core.report import plots_odds
+    table = pd.DataFrame({"init": [1, 1, 2, 2], "data": [10, 10, 10, 10], "composed": [True, False, True, True]})
+    fig = plots_odds.replicate_count_figure(table, [1, 2], [10], "t")
+    assert fig.data[0].textfont.size >= 12 and [row[0] for row in fig.data[0].text] == ["1", "2"]

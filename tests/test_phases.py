@@ -414,3 +414,18 @@ def test_a_dip_just_before_the_last_row_is_passed_over():
         if "var_restricted" in name:
             table.loc[[len(table) - 3, len(table) - 2], name] = 0.5
     assert detect_phases(table)["refinement_end"] == 8201
+
+
+def test_jumps_grouped_by_step_and_the_longest_plateau():
+    from assignadd_core.analysis.phases import jumps_by_step, longest_plateau
+    metrics = {"early": synthetic(jump=3000, refinement=8000), "late": synthetic(jump=5300, refinement=30000),
+               "same": synthetic(jump=3000, refinement=9000), "flat": synthetic(refine=False)}
+    phases = {name: detect_phases(m) for name, m in metrics.items()}
+    grouped = jumps_by_step(phases, ["late", "early", "same"])
+    assert list(grouped) == sorted(grouped) and sorted(grouped[phases["early"]["jump"]]) == ["early", "same"]
+    longest = longest_plateau(metrics, phases, ["early", "late", "same", "flat"])
+    assert longest["run"] == "late"  # the one without a final rise has no plateau to time
+    assert longest["wait"] == phases["late"]["refinement_start"] - phases["late"]["jump"]
+    assert set(longest["levels"]) == {n for n in POOL_NAMES if "var_restricted" in n}
+    assert all(0.2 < level < 0.6 for level in longest["levels"].values())  # the plateau, not the final level
+    assert longest_plateau(metrics, phases, ["flat"]) is None

@@ -1,4 +1,5 @@
 """Rules and verdicts as the chapters show them: wrapped HTML for the book, one plain line for nbval."""
+import pytest
 import pandas as pd
 
 from assignadd_core.report import present
@@ -36,6 +37,9 @@ def test_display_names_replace_keys_in_tables():
     frame = pd.DataFrame({"m3_l2_var_identity_qk": [1.0]}, index=["0var_heldout"])
     shown = readable(frame)
     assert list(shown.columns) == ["3 layer-2 variable identity QK"] and list(shown.index) == ["exact: 0-var held-out"]
+    indexed = readable(pd.DataFrame({"1var_train": [0.5]}, index=pd.Index([0.01], name="two_var_rate")))
+    assert indexed.index.name != "two_var_rate" and "two_var_rate" not in str(indexed.to_html())
+    assert list(indexed.index) == [0.01]  # the values stay as they are
 
 
 def test_result_box_folds_every_seeds_numbers_and_keeps_the_count_open():
@@ -95,3 +99,38 @@ def test_seed_verdicts_can_show_only_what_a_seed_fell_short_of():
     assert table.loc["seed42", present.SHORT_OF] == "–" and "0.873" in table.loc["seed50", present.SHORT_OF]
     partly = present.seed_verdicts({"seed51": Verdict(PARTLY, "composed 4,001, jump – (no sharp jump)")}, why_only=True)
     assert partly.loc["seed51", present.SHORT_OF] == "composed 4,001, jump – (no sharp jump)"  # names no failed check
+
+
+def test_because_joins_phrases_into_one_sentence_and_leaves_out_empty_ones():
+    from assignadd_core.report.present import because
+    assert because("only 5 of 10 seeds compose", "", None, "seed 51 without a jump") == \
+        "Only 5 of 10 seeds compose; seed 51 without a jump."
+    assert because("Every seed composed.") == "Every seed composed."
+    assert because() == ""
+
+
+def test_a_key_results_box_takes_its_why_as_phrases():
+    from assignadd_core.report.present import Answer, KeyResults, Quote
+    box = KeyResults("q?", Quote("p", "the paper: x"), Answer("a", "finding"), why=["one reason", False, "another"])
+    assert box.why == "One reason; another." and "<dd>One reason; another.</dd>" in box._repr_html_()
+
+
+def test_a_history_is_folded_with_every_dated_item():
+    from assignadd_core.report.present import History
+    history = History("How the rule changed", [("2026-11", "first <rule>"), ("2026-12", "second")])
+    assert repr(history) == "How the rule changed\n  2026-11: first <rule>\n  2026-12: second"
+    page = history._repr_html_()
+    assert page.startswith("<details") and "<summary>How the rule changed</summary>" in page
+    assert "<li><b>2026-11</b>: first &lt;rule&gt;</li>" in page
+
+
+def test_phrases_of_missing_runs_are_glued_as_missing_and_the_names_must_match(monkeypatch):
+    glued = {}
+    monkeypatch.setattr(present, "_glue", lambda name, value: glued.__setitem__(name, value))
+    called = []
+    present.glue_text_when(False, "a b", lambda: called.append(1) or {"a": "x", "b": "y"})
+    assert glued == {"a": present.NOT_HERE, "b": present.NOT_HERE} and not called  # the phrases are not computed
+    present.glue_text_when(True, "a b", lambda: {"a": "x", "b": 2})
+    assert glued == {"a": "x", "b": "2"}
+    with pytest.raises(ValueError, match="not the names stated"):
+        present.glue_text_when(True, "a b c", lambda: {"a": "x", "b": "y"})

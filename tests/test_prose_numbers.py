@@ -8,7 +8,7 @@ code in backticks and fenced code, equations ($...$, $$...$$), the targets of ro
 <span class="paper-number" title="the paper: where it says so">5,300–5,400</span> (`present.paper_number` writes it),
 with a non-empty title.
 
-Names that hold a digit (ALLOWED, each a name, never a measurement): the claims and questions (C1–C10, R1, R2,
+Names that hold a digit (ALLOWED, each a name, never a measurement): the claims and questions (C1–C10, R1–R3,
 G1–G5), the progress measures (measure 3), the layers (layer 1, layer-2, 3-layer, 2-head), the query types (0-var,
 1-var, 2-var), the modulus (mod 59), the 16-token task, chapters (chapter 9), operand names (n1, n2), number formats
 (fp32, bf16), the level of the book's intervals (95 % interval), the numbering of an ordered list, and dates (a rule's
@@ -39,7 +39,7 @@ NOT_PROSE = [re.compile(p, re.S | re.M) for p in (
 PAPER = re.compile(r'<span class="paper-number" title="([^"]*)">(.*?)</span>', re.S)
 TAG = re.compile(r"<[^>]+>")
 ALLOWED = re.compile(r"""
-    \b[CRG]\d+\b                                   # claims and questions: C1-C10, R1, R2, G1-G5
+    \b[CRG]\d+\b                                   # claims and questions: C1-C10, R1-R3, G1-G5
   | \bmeasures?\s\d+(?:(?:,\s|\sand\s|\sor\s|–)\d+)*  # progress measures: measure 3, measures 3 and 6
   | \blayers?[-\s]\d+(?:\sand\s\d+)?               # layer 1, layer-2, layers 1 and 2
   | \b\d+-(?:var|layer|head|token)\b               # 0-var, 3-layer, 2-head, 16-token

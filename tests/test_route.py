@@ -80,3 +80,32 @@ def test_r3_does_not_call_a_route_without_its_causal_test():
     assert "not shown to carry" in verdicts.r3_route(_held(gap=0.1)).text  # too small a drop
     assert "not shown to carry" in verdicts.r3_route(_held(against=3)).text  # the sign test does not reject
     assert verdicts.r3_route(_held(runs=7)).verdict == verdicts.NOT_YET_RUN
+
+
+def _double(n=9, held_at=None, twin_at=4001, sham_at=4101):
+    reading = lambda at, m3=0.8: {"trigger": 2001, "m3_max": m3, "m3_min": m3, "m5_mean": 0.99, "composed_at": at,
+                                  "held": at is not None}
+    return [{"cell": f"{i}/{i}", "twin": reading(twin_at), "removal": reading(held_at, 0.2), "sham": reading(sham_at)}
+            for i in range(n)]
+
+
+def test_r3_reads_the_double_hold_only_where_a_second_route_is_found():
+    second = _held(term=("copied_positions", "variable"))
+    waiting = verdicts.r3_route(second, [{"cell": "a", "twin": None, "removal": None, "sham": None}])
+    assert "the double hold: not yet run (0 of 2 runs finished)" in waiting.text
+    blocked = verdicts.r3_route(second, _double())
+    assert "holding every route from the query to the values' variable copies delays composition" in blocked.text
+    assert "prevents it during the hold" in blocked.text
+    assert "the double hold" not in verdicts.r3_route(_held(), _double()).text  # the identity term: no double hold
+
+
+def test_the_double_hold_runs_in_the_cells_that_passed_c10s_checks():
+    from assignadd_core.experiments import c10_route
+    from assignadd_core.experiments.sweep.designs import C10_ROUTE_CELLS
+    assert sorted(C10_ROUTE_CELLS) == sorted(tuple(map(int, c.split("/"))) for c in c10_route.passing_cells())
+
+
+def test_the_hand_built_query_reaches_the_keys_through_its_variable_copy():
+    model = handbuilt.exact_model()
+    ablated = route.ablation_reading(model, route.lookup_batch(model.config.task))
+    assert ablated["query_variable"]["lookup"] < 0.6 and ablated["query_copied_positions"]["lookup"] == 1.0

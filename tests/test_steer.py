@@ -25,7 +25,7 @@ def one_step(config: RunConfig):
     answers = torch.randint(0, config.task.modulus, (8,))
     loss = fused_loss(model, tokens, answers, config, torch.device("cpu"))
     loss.backward()
-    before = qk_steering.snapshot(model)
+    before = qk_steering.snapshot(model, config)
     optimizer.step()
     return model, before
 
@@ -414,3 +414,28 @@ def test_the_clamp_is_refused_without_a_margin_or_with_another_direction():
         RunConfig().replace(**ONSET, steer_write="clamp", steer_share=0.0)
     with pytest.raises(ConfigError, match="clamp"):
         RunConfig().replace(**ONSET, steer_write="clamp", steer_share=1.0, steer_direction="random")
+
+
+@pytest.mark.parametrize("direction", ["identity", "wrong_pairs"])
+def test_the_double_hold_holds_the_variable_map_and_the_queries_map(direction):
+    """After the double-hold write, every row contrast of the pairing in both maps, U W_QK2 Uᵀ and Q̄ W_QK2 Uᵀ (the
+    queries at `=` averaged per queried variable), is back at its value before the step; the single hold leaves the
+    queries' map free."""
+    config = RunConfig().replace(**ONSET, steer_direction=direction, steer_write="double_hold")
+    model, before = one_step(config)
+    n = before.copies.shape[0]
+    pairing = qk_steering.hold_pairing(config, n)
+
+    def rows(qk, copies, queries):
+        return torch.einsum("ij,vij->v", qk, qk_steering.row_contrast_matrices(copies, pairing, queries))
+
+    then = rows(before.qk, before.copies, before.queries)
+    single = model.__class__(config)
+    single.load_state_dict(model.state_dict())
+    qk_steering.steer(model, config, before)
+    copies, queries = qk_steering.variable_copies(model).double(), qk_steering.queried_means(model)
+    assert torch.allclose(rows(qk_steering.qk2(model), copies, queries), then, atol=1e-6, rtol=0)
+    assert torch.allclose(rows(qk_steering.qk2(model), copies, None),
+                          rows(before.qk, before.copies, None), atol=1e-6, rtol=0)
+    qk_steering.steer(single, config.replace(steer_write="hold"), before)
+    assert not torch.allclose(rows(qk_steering.qk2(single), copies, qk_steering.queried_means(single)), then, atol=1e-6)

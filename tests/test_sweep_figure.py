@@ -32,3 +32,16 @@ def test_several_seeds_add_the_mean_curve_the_crossing_reads():
     status = frame({42: [0.1, 0.2, 0.95, 0.97, 0.99], 43: [0.1, 0.6, 0.85, np.nan, 0.99]})
     mean = traces(sweep_figure(status, "train_fraction", "t", "f", "acc"))["mean over seeds"]
     assert np.allclose(mean.y, [0.1, 0.4, 0.9, 0.97, 0.99])  # a missing seed is left out, not counted as 0
+
+
+def test_the_fit_and_the_crossing_are_named_short_enough_to_share_a_legend_row():
+    from assignadd_core.analysis.thresholds import logistic_fit
+    x = np.repeat(GRID, 2)
+    y = np.where(x >= GRID[2], 0.97, 0.1)
+    status = frame({42: list(y[::2]), 43: list(y[1::2])})
+    fit = logistic_fit(status["train_fraction"], status["value"])
+    found = crossing(status["train_fraction"], status["value"])
+    names = list(traces(sweep_figure(status, "train_fraction", "t", "f", "acc", paper_value=0.25, crossing=found,
+                                     fit=fit)))
+    assert f"logistic fit, midpoint {fit.midpoint:.3f}" in names and all(len(n) <= 50 for n in names)
+    assert f"mean curve crosses, {found.value:.3f} (rule before 2026-12)" in names

@@ -603,3 +603,28 @@ def test_a_fits_stored_numbers_are_the_same_whatever_the_cpus_last_bits():
     assert np.array_equal(fits[0](GRID), fits[1](GRID))
     assert th.cpu_independent(0.25506253642614135) == th.cpu_independent(0.2550625364261414) == 0.25506254
     assert th.cpu_independent((math.inf, math.nan))[0] == math.inf and math.isnan(th.cpu_independent(math.nan))
+
+
+def test_c9_figure_draws_the_fit_with_each_seed_left_out_below_it():
+    import pandas as pd
+
+    from assignadd_core.report.palette import VERDICT_COLORS
+    from assignadd_core.report.plots import threshold_fit_figure
+    table = pd.DataFrame({"two_var_rate": [0.1, 0.2, 0.3], "share": [0.1, 0.5, 0.9], "low": [0.0, 0.2, 0.6],
+                          "high": [0.4, 0.8, 1.0], "succeeded": [1, 5, 9], "runs": [10, 10, 10], "seeds": [5, 5, 5]})
+    left_out = pd.DataFrame({"left_out": [43, 42, 44], "threshold": [0.2, 0.21, 0.19], "low": [0.1, 0.12, 0.05],
+                             "high": [0.3, 0.29, 0.31]}).assign(width=lambda t: t["high"] - t["low"])
+    figure = threshold_fit_figure(table, "two_var_rate", [0.1, 0.3], [0.1, 0.9], 0.2, (0.11, 0.3), title="t",
+                                  x_label="r", paper_value=0.2, left_out=left_out, limit=0.2)
+    names = [trace.name for trace in figure.data]
+    assert "one seed left out, width ≤ 0.2" in names and "wider than 0.2" in names
+    wide = next(t for t in figure.data if t.name == "wider than 0.2")
+    assert wide.line.color == VERDICT_COLORS["inconclusive"] and set(wide.y) - {None} == {"without 44"}  # 0.26 > 0.2
+    assert list(figure.layout.yaxis2.tickvals) == ["without 44", "without 43", "without 42"]  # every seed named
+    assert sum(s.type == "rect" for s in figure.layout.shapes) == 2  # the full fit's interval shades both panels
+    narrow = threshold_fit_figure(table, "two_var_rate", [0.1, 0.3], [0.1, 0.9], 0.2, (0.11, 0.3), title="t",
+                                  x_label="r", left_out=left_out.iloc[:2], limit=0.2)
+    assert "wider than 0.2" not in [trace.name for trace in narrow.data]
+    alone = threshold_fit_figure(table, "two_var_rate", [0.1, 0.3], [0.1, 0.9], 0.2, (0.11, 0.3), title="t",
+                                 x_label="r")
+    assert "yaxis2" not in alone.layout and alone.layout.height == 460  # without the check: one panel, as before

@@ -79,3 +79,77 @@ def test_side_of_a_window_and_agreement():
     assert wording.side_of([15000, 37301], *window) == "around"
     assert wording.capital("all 10 seeds") == "All 10 seeds"
     assert wording.verb(1, "composes", "compose") == "composes" and wording.verb(2, "composes", "compose") == "compose"
+
+
+# ------------------------------------------------------------------ the phrases the chapters glue into their Markdown
+def test_against_reads_where_a_value_stands_as_both_are_printed():
+    assert wording.against(0.04, 0.1) == "below" and wording.against(0.2, 0.1) == "above"
+    assert wording.against(0.1, 0.1) == "at"
+    assert wording.against(0.0999, 0.1, 2) == "at"  # prints as the level: not "below 0.10" beside "0.10"
+    assert wording.against(0.0949, 0.1, 2) == "below"
+    assert wording.against(3, 5, below="under", above="over") == "under"
+
+
+def test_percents_signed_estimates_and_intervals():
+    assert wording.percent(0.98891) == "98.9 %" and wording.percent(0.5, 0) == "50 %"
+    assert wording.percents([0.989, 1.0]) == "98.9–100.0 %"
+    assert wording.percents([0.5, 0.5004]) == "50.0 %"  # they print the same: one number
+    assert wording.percents([]) == "none" and wording.percents([float("nan")]) == "none"
+    assert wording.signed(0.6) == "+0.60" and wording.signed(-0.362) == "-0.36" and wording.signed(0.0) == "+0.00"
+    assert wording.estimate(0.6712, 0.35, 0.914) == "0.67 (0.35–0.91)"
+    assert wording.interval(0.35, 0.914) == "0.35–0.91" and wording.interval(0.47, 0.81, 0, "%") == "47–81 %"
+
+
+def test_tested_says_shown_or_not_shown_never_no_effect():
+    assert wording.tested(0.0001, 0.05) == "shown (p = 0.0001)"
+    assert wording.tested(0.18, 0.05) == "not shown (p = 0.18)"
+    assert wording.tested(0.05, 0.05) == "not shown (p = 0.05)"
+
+
+def test_trend_count_others_and_who_follow_the_numbers():
+    assert wording.trend(0.6, 0.9) == "rising" and wording.trend(0.9, 0.6) == "falling"
+    assert wording.trend(0.5, 0.5) == "flat"
+    assert wording.count(5) == "5 seeds" and wording.count(1) == "1 seed" and wording.count(0, "runs") == "no runs"
+    assert wording.others(5) == "the other 5 seeds" and wording.others(1) == "the other seed"
+    assert wording.others(0, "cells") == "no other cell"
+    assert wording.who(["seed51"], "composes", "compose") == "seed 51 composes"
+    assert wording.who([49, 51], "composes", "compose") == "seeds 49 and 51 compose"
+    assert wording.who([], "composes", "compose") == "no seed composes"
+
+
+def test_which_and_within_noise():
+    assert wording.which(True, "is not", "may be") == "is not" and wording.which(False, "is not", "may be") == "may be"
+    assert wording.within_noise(0.3) == "within" and wording.within_noise(-3.5) == "by more than"
+    assert wording.within_noise(2.9, limit=2) == "by more than"
+
+
+def test_exponent_writes_a_relative_size_as_the_design_states_it():
+    assert wording.exponent(1e-7) == "1e-7" and wording.exponent(3e-3) == "3e-3" and wording.exponent(1e-12) == "1e-12"
+
+
+def test_a_measure_is_named_by_its_number_and_its_role():
+    from assignadd_core.report.names import MEASURE_LABELS, MEASURE_ROLES, measure_named
+    assert measure_named("m5_l1_value_prev_token") == "measure 5, layer-1 copying"
+    assert measure_named("m3_l2_var_identity_qk") == "measure 3, identity pattern"  # the glossary's name
+    assert set(MEASURE_ROLES) == set(MEASURE_LABELS)  # every measure has its role
+    assert measure_named("1var_train") == "1-var train"  # not a measure: its display name
+
+
+def test_the_measures_roles_are_the_glossarys_names():
+    import re
+    from pathlib import Path
+
+    from assignadd_core.report.names import MEASURE_LABELS, MEASURE_ROLES
+    glossary = (Path(__file__).resolve().parent.parent / "book" / "glossary.md").read_text()
+    named = dict(re.findall(r"\*\*Measure (\d), ([^*]+?)\.\*\*", glossary))
+    for key, role in MEASURE_ROLES.items():
+        number = MEASURE_LABELS[key].split()[0]
+        assert named[number].replace("`", "").removeprefix("the ").startswith(role.removeprefix("the ")), (key, role)
+
+
+def test_a_bracket_is_half_open_and_says_where_nothing_was_under_the_level():
+    w = wording
+    assert w.bracket(0.257053, 0.305916) == "(0.257, 0.306]"
+    assert w.bracket(None, 0.113158) == "(–, 0.113]"
+    assert w.bracket(None, None) == "no crossing" and w.bracket(0.1, None) == "no crossing"
+    assert w.bracket(0.5, 1.0, 1) == "(0.5, 1.0]"

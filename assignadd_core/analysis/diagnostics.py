@@ -131,3 +131,41 @@ def probe_table(model: AssignAddTransformer, batch: Batch, hooks: tuple[str, ...
         out.append({"point": hook, "variable identity": probe_accuracy(features, variable, task.n_vars),
                     "value": probe_accuracy(features, number, task.modulus), "n": int(len(features))})
     return pd.DataFrame(out).set_index("point")
+
+
+# ---------------------------------------------------------------------------- the appendix chapter's readings
+def ov_diagonal(ov: torch.Tensor) -> dict:
+    """A number-to-number OV map's mean diagonal and mean off-diagonal, and whether it moves numbers unchanged (the
+    diagonal above zero and the rest below, or the diagonal clearly above the rest)."""
+    diag = float(torch.diagonal(ov).mean())
+    off = float(ov[~torch.eye(ov.shape[0], dtype=torch.bool)].mean())
+    return {"diagonal": diag, "off": off, "moves": diag > 0 > off or diag > off + 1}
+
+
+def pca_rings(coords: np.ndarray, ratio: np.ndarray, pcs=(0, 2, 4)) -> dict:
+    """Each plane of principal components (pcs[i], pcs[i] + 1): its share of the variance and its radius spread (the
+    standard deviation of the distance to the centre over its mean); a clean circle has a spread near 0."""
+    spreads = [float(np.hypot(coords[:, pc], coords[:, pc + 1]).std() / np.hypot(coords[:, pc], coords[:, pc + 1]).mean())
+               for pc in pcs]
+    return {"shares": [float(ratio[pc] + ratio[pc + 1]) for pc in pcs], "spreads": spreads}
+
+
+def plane_table(model: AssignAddTransformer, ks, extra: int | None = None) -> "pd.DataFrame":
+    """One row per frequency (`ks`, then `extra`, the weakest, for contrast): its plane's share of the power, order and
+    radius spread, beside the shuffled embeddings' 99th percentiles (`shuffled_plane_null`)."""
+    import pandas as pd
+    rows = []
+    for k in [*ks, *([extra] if extra is not None and extra not in ks else [])]:
+        plane, null = fourier_plane(model, k), shuffled_plane_null(model, k)
+        rows.append({"frequency": k, "power share": plane["variance_share"], "null 99th pct": null["variance_share"]["p99"],
+                     "order": plane["order"], "order null 99th pct": null["order"]["p99"],
+                     "radius spread": plane["radius_spread"], "order null median": null["order"]["median"]})
+    return pd.DataFrame(rows).set_index("frequency")
+
+
+def repaired_at(values, level: float) -> int | None:
+    """The first checkpoint (of a series by step) from which the accuracy stays at or above `level` to the end; None
+    when it never does."""
+    low = [int(s) for s, v in values.items() if v < level]
+    later = [int(s) for s in values.index if not low or int(s) > max(low)]
+    return min(later) if later else None

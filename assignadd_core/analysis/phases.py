@@ -169,3 +169,26 @@ def phases_table(runs: dict[str, pd.DataFrame]) -> pd.DataFrame:
     rows.append({"run": "paper", "jump": steps_text(paper.JUMP_STEPS),
                  "refinement": f"~{steps_text(paper.REFINEMENT_STEPS)}"})
     return pd.DataFrame(rows)
+
+
+def jumps_by_step(phases: dict[str, dict], names) -> dict[int, list[str]]:
+    """The runs among `names` that jump, grouped by their jump step, in step order: {2701: ['seed42', 'seed44'], ...}."""
+    grouped: dict[int, list[str]] = {}
+    for name in names:
+        if phases[name]["jump"] is not None:
+            grouped.setdefault(int(phases[name]["jump"]), []).append(name)
+    return dict(sorted(grouped.items()))
+
+
+def longest_plateau(metrics: dict[str, pd.DataFrame], phases: dict[str, dict], names,
+                    pools=VAR_RESTRICTED) -> dict | None:
+    """Of `names` (runs with a jump and a final rise), the one that waits longest between its jump and the start of its
+    final rise: {'run', 'wait' (steps), 'levels': {pool: the pool's median over that stretch}}; None without one."""
+    found = [n for n in names if phases[n]["jump"] is not None and phases[n]["refinement_start"] is not None]
+    if not found:
+        return None
+    run = max(found, key=lambda n: phases[n]["refinement_start"] - phases[n]["jump"])
+    p, m = phases[run], metrics[run]
+    stretch = m[(m["step"] > p["jump"]) & (m["step"] < p["refinement_start"])]
+    return {"run": run, "wait": int(p["refinement_start"] - p["jump"]),
+            "levels": {pool: float(stretch[pool].median()) for pool in pools}}

@@ -117,3 +117,84 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
                           "top 1 = literal operand": float((top == lit_pos).float().mean()),
                           "n": int(len(batch))})
     return pd.DataFrame(table).set_index("pool")
+
+
+# ---------------------------------------------------------------------------- the reliability chapter's readings
+SYMBOL = {"train_fraction": "f", "two_var_rate": "r"}  # a swept value by its symbol, as the data chapter writes it
+
+
+STALL_COLUMNS = ["gradient: whitened contrast", "gradient: share in span of the copies",
+                 *(f"answers: {k}" for k in (*SHORTCUTS, "other"))]  # `stall_table`'s columns beside the measures
+
+
+def sweep_outcomes(at_paper: dict[int, bool]) -> dict:
+    """The f and r sweeps' finished runs read by seed (`at_paper`: each seed's outcome at the paper's settings): the
+    rate of runs that learned variable assignment, and per seed its runs that composed and the settings where it did
+    not (`by_seed`: seed -> {'composed', 'runs', 'failed': ['f = 0.501', ...], 'won': [...], 'at_paper'})."""
+    from ..experiments.sweep import SWEEPS, results_frame
+    from ..rules.verdicts import composed
+    runs = pd.concat([results_frame(SWEEPS[name]).assign(sweep=name) for name in ("f_sweep", "r_sweep")],
+                     ignore_index=True)
+    done = runs[runs["status"] == "done"] if len(runs) else runs
+    learned = done["1var_train"].map(composed) if len(done) else pd.Series(dtype=bool)
+    by_seed = {}
+    for seed, group in (done.assign(learned=learned).groupby("seed") if len(done) else []):
+        setting = lambda r: f"{SYMBOL[SWEEPS[r.sweep].swept_field]} = {getattr(r, SWEEPS[r.sweep].swept_field):.3f}"  # noqa
+        by_seed[int(seed)] = {"composed": int(group["learned"].sum()), "runs": len(group),
+                              "failed": [setting(r) for r in group[~group["learned"]].itertuples()],
+                              "won": [setting(r) for r in group[group["learned"]].itertuples()],
+                              "at_paper": at_paper.get(int(seed))}
+    return {"rate": composition_rate(int(learned.sum()), len(done)), "runs": len(done), "by_seed": by_seed}
+
+
+def sweep_flips(by_seed: dict) -> dict:
+    """The first seed that composes at the paper's settings but not at some sweep setting (`down`) and the first that
+    does not but composes at one (`up`): (seed, its settings), or None."""
+    down = next(((s, r["failed"]) for s, r in by_seed.items() if r["at_paper"] is True and r["failed"]), None)
+    up = next(((s, r["won"]) for s, r in by_seed.items() if r["at_paper"] is False and r["won"]), None)
+    return {"down": down, "up": up}
+
+
+def stall_table(runs: dict, models: dict, measures: list[str], shortcut_rows: int) -> pd.DataFrame:
+    """At the end of training, per run: its progress measures and pool accuracies (`measures`, from the metrics'
+    last row), the final model's gradient on W_QK2 against the variable copies (whitened contrast, share in their
+    span; cached beside the run) and what it answers on designed 1-var sequences (`shortcut_table`)."""
+    import torch
+    from .series import final_values
+    rows = {}
+    for name, model in models.items():
+        with torch.enable_grad():  # the final model's gradient on the batches after its last step, cached
+            g = final_values(runs[name], "gradient_identity")
+        shortcuts = shortcut_table(model, shortcut_rows)
+        rows[name] = {**runs[name].metrics().iloc[-1][measures].to_dict(),
+                      "gradient: whitened contrast": g["grad_white_contrast"],
+                      "gradient: share in span of the copies": g["grad_fraction_in_subspace"],
+                      **{f"answers: {k}": shortcuts[k] for k in (*SHORTCUTS, "other")}}
+    return pd.DataFrame(rows).T
+
+
+def uniform_pick(task, n: int) -> float:
+    """The share of designed 1-var sequences a uniform pick among the prefix values answers right."""
+    batch = shortcut_batch(task, n)
+    return float((1 / batch.n_assign.double()).mean())
+
+
+def measure4_pools() -> tuple[int, int]:
+    """How many 0-var and 1-var pools measure 4 reads (as many rows of each)."""
+    from ..core.data import POOLS
+    return sum(s.query == 0 for s in POOLS), sum(s.query == 1 for s in POOLS)
+
+
+def measure4_share() -> float:
+    """The 0-var share of the rows measure 4 reads: what a model scores that attends to both operands only when both
+    are numbers."""
+    zero, one = measure4_pools()
+    return zero / (zero + one)
+
+
+def r1_text(composed: Rate, all_three: Rate, steps: int, jump: pd.Series, missing: list) -> str:
+    """R1's record: the seeds that composed and those with all three phases (with their intervals), the median jump
+    and its range (`jump`: step_statistics' row), and how many seeds are not run yet."""
+    return (f"{composed.describe()} seeds composed within {steps:,} steps, {all_three.describe()} with all three phases"
+            + (f"; median jump {jump['median']:,.0f} (range {jump['min']:,.0f}–{jump['max']:,.0f})" if jump["runs"] else "")
+            + (f"; {len(missing)} seeds not yet run" if missing else ""))

@@ -116,20 +116,24 @@ def _contenders(batch: Batch, task, device) -> tuple[torch.Tensor, torch.Tensor]
 
 
 @torch.no_grad()
-def lookup_readout(model, batch: Batch, ablate: str | None = None) -> dict:
-    """With the key-side part `ablate` (one of PARTS, or None) replaced at the assigned values by its mean over the
-    batch's assigned values: {"lookup": share of rows whose score is highest at the queried value among the assigned
+def lookup_readout(model, batch: Batch, ablate: str | None = None, side: str = "key") -> dict:
+    """With the part `ablate` (one of PARTS, or None) replaced on one side of the lookup's score: the keys at the
+    assigned values (`side` "key": by its mean over the batch's assigned values) or the query at `=` ("query": by its
+    mean over the batch); {"lookup": share of rows whose score is highest at the queried value among the assigned
     values, "answers": share of 1-var answers right, through layer 2's value path, MLP and unembedding}."""
     task = model.config.task
     parts = residual_parts(model, batch)
     resid = parts.sum(0)
-    keys = resid.clone()
+    keys, query = resid.clone(), resid[:, -1].clone()
     assigned = _assigned(batch, task).to(resid.device)
-    if ablate is not None:
+    if ablate is not None and side == "key":
         part = parts[PARTS.index(ablate)]
         keys[assigned] += part[assigned].mean(0) - part[assigned]
+    elif ablate is not None:
+        part = parts[PARTS.index(ablate)][:, -1]
+        query += part.mean(0) - part
     attn, h = _lookup_weights(model)
-    q = resid[:, -1] @ attn.W_Q[h].double()
+    q = query @ attn.W_Q[h].double()
     k = keys @ attn.W_K[h].double()
     scores = torch.einsum("be,bke->bk", q, k) * attn.scale
     right, others = _contenders(batch, task, scores.device)
@@ -175,11 +179,16 @@ def checkpoint_reading(model, batch: Batch | None = None) -> dict:
     return row
 
 
+QUERY_ABLATED = ("variable", "copied_positions", "copied_other")  # the query-side parts read beside the rule
+
+
 def ablation_reading(model, batch: Batch | None = None) -> dict:
-    """The lookup and the answers with nothing ablated and with each key-side part ablated in turn (`lookup_readout`):
-    {"none": {...}, part: {...}}."""
+    """The lookup and the answers with nothing ablated, with each key-side part ablated in turn, and (descriptive,
+    beside R3's rule, which ablates keys) with each of QUERY_ABLATED ablated at `=` (`lookup_readout`): {"none":
+    {...}, part: {...}, "query_" + part: {...}}."""
     batch = lookup_batch(model.config.task) if batch is None else batch
-    return {"none": lookup_readout(model, batch), **{p: lookup_readout(model, batch, p) for p in PARTS}}
+    return {"none": lookup_readout(model, batch), **{p: lookup_readout(model, batch, p) for p in PARTS},
+            **{f"query_{p}": lookup_readout(model, batch, p, "query") for p in QUERY_ABLATED}}
 
 
 def key_part_totals(row) -> dict:

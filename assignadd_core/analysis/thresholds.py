@@ -432,3 +432,26 @@ def c9_runs(frames) -> tuple:
     rows = pd.concat([finished(frame) for frame in frames], ignore_index=True)
     devices = {str(device): sorted(int(s) for s in group["seed"].unique()) for device, group in rows.groupby("device")}
     return rows, devices
+
+
+def fit_check(done, field: str, metric: str = "value", level: float | None = None):
+    """C9's fit held against its data, per grid value: the composed runs, how many succeed (observed share) and the
+    logistic fit's success probability there (`logistic_curve`), and observed minus fitted. Read beside the verdict,
+    not by it."""
+    table = success_by_value(done, field, metric, level)
+    fitted = logistic_curve(done, field, table[field].to_numpy(float), metric, level)
+    return table.assign(fitted=fitted, gap=table["share"] - fitted)
+
+
+def leave_one_seed_out(done, field: str, metric: str = "value", level: float | None = None,
+                       resamples: int | None = None):
+    """C9's estimator with each seed left out in turn (`logistic_threshold` on the others): one row per seed left
+    out, with the fit's value, its interval and the interval's width. How much one seed moves the reading."""
+    import pandas as pd
+    seeds = sorted(int(s) for s in composed_runs(done)["seed"].unique())
+    rows = []
+    for seed in seeds:
+        fit = logistic_threshold(done[done["seed"] != seed], field, metric, level, resamples)
+        low, high = fit["interval"] if fit["interval"] else (np.nan, np.nan)
+        rows.append({"left_out": seed, "threshold": fit["threshold"], "low": low, "high": high, "width": high - low})
+    return pd.DataFrame(rows)

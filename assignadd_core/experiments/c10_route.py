@@ -177,7 +177,7 @@ def held_inputs(ablations: pd.DataFrame, arm: str = "held") -> list[dict]:
     for r in rows:
         terms = {verdicts.route_term(q, k): float(r[verdicts.route_term(q, k)]) for q in route.PARTS
                  for k in route.PARTS}
-        out.append({"run": r["run"], "terms": terms,
+        out.append({"run": r["run"], "terms": terms, "margin": float(r["margin"]),
                     "totals": {k: sum(terms[verdicts.route_term(q, k)] for q in route.PARTS) for k in route.PARTS},
                     "drops": {k: float(r["none_lookup"]) - float(r[f"{k}_lookup"]) for k in route.PARTS}})
     return out
@@ -204,3 +204,61 @@ def clamp_margin(root: Path | None = None) -> float:
         step = steering.time_to_compose(run.metrics(), hold_evals())
         leads.append(median(identity_leads(run.load_model(step))))
     return float(median(leads))
+
+
+APART = 0.25  # measure 3 and the same map read in context "disagree" at a checkpoint when they differ by this much
+
+
+def with_onset(checkpoints: pd.DataFrame) -> pd.DataFrame:
+    """The checkpoints table with "since": steps after each re-run's copying onset (seed 42, without a trigger, is
+    left out)."""
+    table = checkpoints[checkpoints["trigger"].notna()].copy()
+    table["since"] = table["step"] - table["trigger"].astype(int)
+    return table
+
+
+def disagreement(checkpoints: pd.DataFrame) -> dict:
+    """Measure 3 (the 12 x 12 map's rows that peak on their own variable) against the same map read in context (the
+    queried variable against the sequence's other assigned ones), over every checkpoint read: the largest and the
+    median difference, and at how many checkpoints they differ by at least APART."""
+    gap = (checkpoints["identity_in_context"] - checkpoints["m3"]).abs()
+    return {"max": float(gap.max()), "median": float(gap.median()), "apart": int((gap >= APART).sum()),
+            "checkpoints": int(len(gap))}
+
+
+def tables(folder: str | Path = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The route's committed tables (or those in `folder`): (checkpoints, ablations); empty tables where not made."""
+    paths = [Path(folder) / table_path(None, kind).name if folder else table_path(None, kind)
+             for kind in ("checkpoints", "ablations")]
+    return tuple(pd.read_csv(p) if p.is_file() else pd.DataFrame(columns=["run", "arm", "step", "trigger"])
+                 for p in paths)
+
+
+def seed42_input(ablations: pd.DataFrame) -> dict | None:
+    """Seed 42's reading at its composition step, in `held_inputs`' form (None where it was not read)."""
+    rows = held_inputs(ablations, "seed 42") if len(ablations) else []
+    return rows[0] if rows else None
+
+
+def ablation_table(ablations: pd.DataFrame) -> pd.DataFrame | str:
+    """Per arm, the median over its runs at their composition step of the in-context lookup with nothing ablated and
+    with each key-side part ablated, and of the 1-var answers."""
+    if not len(ablations):
+        return "the route's tables are not here"
+    columns = {"none_lookup": "lookup, nothing ablated",
+               **{f"{p}_lookup": f"lookup, keys' {p.replace('_', ' ')} ablated" for p in route.PARTS},
+               **{f"query_{p}_lookup": f"lookup, query's {p.replace('_', ' ')} ablated" for p in route.QUERY_ABLATED},
+               "none_answers": "1-var answers"}
+    columns = {k: v for k, v in columns.items() if k in ablations}
+    table = ablations.groupby("arm", sort=False)[list(columns)].median().rename(columns=columns)
+    return table.assign(runs=ablations.groupby("arm", sort=False).size()).round(2)
+
+
+def query_drops(ablations: pd.DataFrame) -> dict:
+    """Per arm, the median drop of the in-context lookup when each query-side part at `=` is ablated (descriptive,
+    beside R3's rule): {arm: {part: drop}}."""
+    out = {}
+    for arm, rows in ablations.groupby("arm", sort=False):
+        out[arm] = {p: float((rows["none_lookup"] - rows[f"query_{p}_lookup"]).median()) for p in route.QUERY_ABLATED
+                    if f"query_{p}_lookup" in rows}
+    return out

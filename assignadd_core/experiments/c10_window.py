@@ -171,3 +171,16 @@ def over_seeds(values) -> dict:
     above = int((v > 0).sum())
     return {"n": int(v.size), "mean": mean, "low": low, "high": high, "above": above,
             "sign_p": mcnemar_exact(above, int(v.size) - above)}
+
+
+def read_table(path: str | Path = "") -> pd.DataFrame | None:
+    """The window readings the chapter shows: per window and seed (`per_seed`) with the matched-state reading
+    appended (`matched_state`); None where the table is not here."""
+    path = Path(path) if path else table_path()
+    if not path.is_file():
+        return None
+    window = pd.read_csv(path)
+    shown = pd.concat([per_seed(window), matched_state(window, study_metrics())], ignore_index=True)
+    names = {"steps": "checkpoints read", "wanted": "its steps in that state", "first": "from step", "last": "to step",
+             "gradient": "negative gradient", "update": "AdamW update"}
+    return shown.rename(columns=names).set_index(["window", "seed"]).round(3)

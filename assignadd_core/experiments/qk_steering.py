@@ -41,6 +41,12 @@ with the copies of the step (`hold_rows`). The identity arm holds the map's diag
 start, so measure 3 cannot rise by either route; the wrong-pairs arm holds twelve contrasts of the same kind that
 are not the identity's.
 
+"double_hold" (stated 2026-12-06, R3's second part, after R3 found the held runs' lookup carried by the copy head's
+positional copy at `=` against the values' variable copies): the hold, and in the same write the row contrasts of the
+queries' map Q̄ W_QK2 Uᵀ held as well (Q̄: the lookup head's input at `=` averaged over the measurement batch's 1-var
+rows that query each variable, `queried_means`: every query-side part at once, so every route from the query to the
+values' variable copies is held, the identity pattern's among them); twenty-four constraints, one smallest change.
+
 "clamp" (stated 2026-12-06, C10's sufficiency, after no push formed the pattern): right after each steered step, the
 smallest change X of W_Q2 (W_K2 held) that sets the variable QK map M = U W_QK2 Uᵀ (the copies of now) to a target
 T: every entry as it is, except each row's paired entry M[v, π(v)], raised where it is not already that far to the
@@ -79,7 +85,7 @@ TRIGGER_KEY = "steer_started_after"  # the counter (and final.json field) of the
 # What a steering changes (`steer`): the identity direction, the sham that pairs the wrong variables, the random sham
 # (stored as steer_sham), or nothing (the twin of a triggered steering).
 STEER_DIRECTIONS = ("identity", "wrong_pairs", "random", "none")
-STEER_WRITES = ("exact", "smallest", "hold", "clamp")  # how a steering's change is written into W_Q2 (`steer`)
+STEER_WRITES = ("exact", "smallest", "hold", "double_hold", "clamp")  # how a steering's change is written into W_Q2 (`steer`)
 
 
 def _check(ok: bool, message: str) -> None:
@@ -101,7 +107,7 @@ class SteeringSettings(Settings):
     the identity's subspace that pairs each variable with another; "random" (stored as steer_sham, its first
     spelling); "none", the twin: nothing is changed, but the trigger is recorded and an early stop waits for the
     window's end, as in the steered arms. steer_write (STEER_WRITES) is how the change is written into W_Q2 (the
-    module's text: "exact", "smallest", "hold", "clamp")."""
+    module's text: "exact", "smallest", "hold", "double_hold", "clamp")."""
 
     name = "steering"
     steer_from: int = 0
@@ -135,9 +141,9 @@ class SteeringSettings(Settings):
                "steer_write 'clamp' keeps a pairing's entries (identity or wrong_pairs) above the rest of their rows"
                " by the margin steer_share > 0 (in the lookup's score units),"
                f" got steer_direction {self.steer_direction!r}, steer_share {self.steer_share!r}")
-        _check(self.steer_write != "hold" or (_real(self.steer_share) == 0
-                                              and self.steer_direction in ("identity", "wrong_pairs", "none")
-                                              and not self.steer_sham),
+        holding = self.steer_write in ("hold", "double_hold")
+        _check(not holding or (_real(self.steer_share) == 0 and not self.steer_sham
+                               and self.steer_direction in ("identity", "wrong_pairs", "none")),
                "steer_write 'hold' holds a pairing's contrasts (identity or wrong_pairs) at steer_share 0,"
                f" got steer_direction {self.steer_direction!r}, steer_share {self.steer_share!r}")
         if self.steer_to:
@@ -273,26 +279,84 @@ def sham_direction(config: RunConfig, identity: torch.Tensor) -> torch.Tensor:
 
 class Before(NamedTuple):
     """What a steered step is measured against: W_QK2, W_Q2 and the variable copies U before the optimizer step
-    (float64)."""
+    (float64); for the double hold also the queries Q̄ (`queried_means`)."""
     qk: torch.Tensor
     w_q: torch.Tensor
     copies: torch.Tensor
+    queries: torch.Tensor | None = None
 
 
-def snapshot(model) -> Before:
+def snapshot(model, config: RunConfig | None = None) -> Before:
     attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
-    return Before(qk2(model), attn.W_Q[h].detach().double().clone(), variable_copies(model).detach().double())
+    queries = queried_means(model) if config is not None and config.interventions.steer_write == "double_hold" else None
+    return Before(qk2(model), attn.W_Q[h].detach().double().clone(), variable_copies(model).detach().double(), queries)
 
 
-def row_contrast_matrices(copies: torch.Tensor, pairing: list[int]) -> torch.Tensor:
-    """[n, d, d]: G_v = Uᵀ C_v U with C_v = e_v e_π(v)ᵀ − e_v 1ᵀ/n, so that ⟨W_QK2, G_v⟩ is row v's contrast
-    M[v, π(v)] − mean_j M[v, j] of the variable map M = U W_QK2 Uᵀ."""
+QUERY_ROWS = 16  # rows per queried variable that Q̄ averages (the double hold computes it at every steered step)
+
+
+@functools.lru_cache(maxsize=4)
+def _query_rows(task):
+    """The first QUERY_ROWS 1-var rows of the measurement batch (`analysis.route.lookup_batch`) that query each
+    variable: a fixed set, the same before and after every step."""
+    from ..analysis.route import lookup_batch
+    batch = lookup_batch(task)
+    queried = torch.where(batch.lhs_var >= 0, batch.lhs_var, batch.rhs_var)
+    keep = torch.cat([torch.nonzero(queried == v)[:QUERY_ROWS, 0] for v in range(task.n_vars)]).sort().values
+    return batch[keep]
+
+
+def _weights_version(model) -> tuple:
+    """What Q̄ depends on (the embeddings and the copy head), by identity and in-place version: a step changes it,
+    the steering's own write (W_Q2 only) does not."""
+    copy = roles.attention(model, roles.COPY)
+    return tuple((id(w), w._version) for w in (model.embed.W_E, model.pos_embed.W_pos, copy.W_Q, copy.W_K, copy.W_V,
+                                                copy.W_O))
+
+
+_QUERIES: dict = {}  # the last Q̄ computed, by `_weights_version`: the next step's snapshot reads the same weights
+
+
+@torch.no_grad()
+def queried_means(model) -> torch.Tensor:
+    """Q̄ [n_vars, d] (float64): the lookup head's input at `=` (the residual after the copy head's block), averaged
+    over `_query_rows` per queried variable: every query-side part at once, the queried variable's copy and what
+    else the copy head writes there (the double hold)."""
+    key = _weights_version(model)
+    if key not in _QUERIES:
+        _QUERIES.clear()
+        _QUERIES[key] = _queried_means(model)
+    return _QUERIES[key]
+
+
+def _queried_means(model) -> torch.Tensor:
+    batch = _query_rows(model.config.task)
+    tokens = batch.tokens.to(model.W_E.device)
+    copy, h = roles.attention(model, roles.COPY), roles.head(model, roles.COPY)
+    W_E, W_pos = model.W_E.double(), model.W_pos.double()[: tokens.shape[1]]
+    ov = roles.ov(model, roles.COPY).AB.double()
+    x0 = W_E[tokens] + W_pos
+    scores = torch.einsum("bd,bkd->bk", x0[:, -1] @ (copy.W_Q[h].double() @ copy.W_K[h].double().T), x0) * copy.scale
+    copied = (W_E @ ov)[tokens] + W_pos @ ov  # x0 OV1 from two small tables
+    resid = x0[:, -1] + torch.einsum("bk,bkd->bd", scores.softmax(-1), copied)
+    queried = torch.where(batch.lhs_var >= 0, batch.lhs_var, batch.rhs_var).to(tokens.device)
+    n = model.config.task.n_vars
+    sums = torch.zeros(n, resid.shape[1], dtype=torch.float64, device=tokens.device).index_add_(0, queried, resid)
+    counts = torch.bincount(queried, minlength=n).clamp(min=1).to(torch.float64)
+    return sums / counts[:, None]
+
+
+def row_contrast_matrices(copies: torch.Tensor, pairing: list[int], left: torch.Tensor | None = None) -> torch.Tensor:
+    """[n, d, d]: G_v = Lᵀ C_v U with C_v = e_v e_π(v)ᵀ − e_v 1ᵀ/n, so that ⟨W_QK2, G_v⟩ is row v's contrast
+    M[v, π(v)] − mean_j M[v, j] of the map M = L W_QK2 Uᵀ: the variable map (L = U, the default) or, for the double
+    hold, the queries' map (L = Q̄)."""
+    left = copies if left is None else left
     n = copies.shape[0]
     rows = torch.zeros(n, n, n, dtype=copies.dtype, device=copies.device)
     index = torch.arange(n, device=copies.device)
     rows[index, index, :] -= 1.0 / n
     rows[index, index, torch.tensor(pairing, device=copies.device)] += 1.0
-    return torch.einsum("vab,ai,bj->vij", rows, copies, copies)
+    return torch.einsum("vab,ai,bj->vij", rows, left, copies)
 
 
 def hold_pairing(config: RunConfig, n: int) -> list[int]:
@@ -306,7 +370,12 @@ def hold_rows(model, config: RunConfig, before: Before) -> torch.Tensor:
     of the G_v W_K2, from their Gram matrix (least squares). Returns the rows' contrasts after the write."""
     pairing = hold_pairing(config, before.copies.shape[0])
     target = torch.einsum("ij,vij->v", before.qk, row_contrast_matrices(before.copies, pairing))
-    now = row_contrast_matrices(variable_copies(model).detach().double(), pairing)
+    copies = variable_copies(model).detach().double()
+    now = row_contrast_matrices(copies, pairing)
+    if config.interventions.steer_write == "double_hold":  # the queries' map's row contrasts too, held alike
+        target = torch.cat([target, torch.einsum("ij,vij->v", before.qk, row_contrast_matrices(
+            before.copies, pairing, before.queries))])
+        now = torch.cat([now, row_contrast_matrices(copies, pairing, queried_means(model))])
     attn, h = roles.attention(model, roles.LOOKUP), roles.head(model, roles.LOOKUP)
     w_k = attn.W_K[h].double()
     missing = target - torch.einsum("ij,vij->v", qk2(model), now)
@@ -314,7 +383,7 @@ def hold_rows(model, config: RunConfig, before: Before) -> torch.Tensor:
     gram = torch.einsum("aij,bij->ab", reach, reach)
     weights = torch.linalg.lstsq(gram, missing[:, None]).solution[:, 0]
     attn.W_Q[h] += torch.einsum("a,aij->ij", weights, reach).to(attn.W_Q.dtype)
-    return torch.einsum("ij,vij->v", qk2(model), now)
+    return torch.einsum("ij,vij->v", qk2(model), now)[: len(pairing)]  # the variable map's rows
 
 
 CLAMP_ROUNDS = 20  # the clamp's rounds at most: each fixes the rows still short of the margin, against their top rival
@@ -364,7 +433,7 @@ def steer(model, config: RunConfig, before: Before) -> float:
     coefficient c added along the direction (the "hold" write: the largest change it made to a row's contrast)."""
     if config.interventions.steer_write == "clamp":
         return clamp_rows(model, config)
-    if config.interventions.steer_write == "hold":
+    if config.interventions.steer_write in ("hold", "double_hold"):
         before_rows = torch.einsum("ij,vij->v", qk2(model), row_contrast_matrices(
             variable_copies(model).detach().double(), hold_pairing(config, before.copies.shape[0])))
         return float((hold_rows(model, config, before) - before_rows).abs().max())
@@ -412,7 +481,7 @@ class Steering(trainer.Plugin):
         return saved_counters(self.config, state)  # a triggered window's start (None: not reached yet)
 
     def on_gradient(self, model, step, counters):
-        self.before = snapshot(model) if due(self.config, step, counters) else None
+        self.before = snapshot(model, self.config) if due(self.config, step, counters) else None
 
     def after_update(self, model, step, counters):
         if self.before is not None:

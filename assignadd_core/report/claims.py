@@ -1,4 +1,4 @@
-"""The paper's claims C1–C10 (and the book's findings R1, R2) and the verdicts our chapters record for them.
+"""The paper's claims C1–C10 (and the book's findings R1–R3) and the verdicts our chapters record for them.
 
 A chapter that tests a claim calls `record_claim(...)` with our number and a verdict computed
 from it; the claims chapter reads every record and writes the table, also as `runs/claims.csv`
@@ -68,6 +68,8 @@ CLAIMS = {
     "R2": Claim("What decides whether a run composes: the initialization, the data order, or their combination;"
                 " how early it shows; what rescues a stuck run (this book's finding)",
                 "one seed shown; no statement", "chapters/04_composition"),
+    "R3": Claim("What carries the lookup when the identity pattern is held (this book's finding)", "no statement",
+                "chapters/09_theory"),
 }
 AUTHORS_DIR = "authors"  # the appendix's records of the rules on the authors' weights, beside ours
 
@@ -180,6 +182,42 @@ def claims_html(table: pd.DataFrame, chapters_dir: Path) -> str:
     head = "".join(f"<th>{h}</th>" for h in ("claim", "statement", "paper", "verdict", "under the first rule",
                                              "authors' weights", "chapter"))
     return f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def rule_changes_html(table: pd.DataFrame, rules=None, changes=None) -> str:
+    """One folded line per rule of the book that changed after a first result (a dated entry in
+    `verdicts.RULE_CHANGES`, or a first verdict in the claims table): its count of dated changes, its verdict under the
+    first rule and now, and the entries, folded. `table`: `claims_table()`; `rules`, `changes`: the rules and their
+    dated changes (default: `verdicts.RULES`, `verdicts.RULE_CHANGES`)."""
+    import html
+    rules = verdicts.RULES if rules is None else rules
+    changes = verdicts.RULE_CHANGES if changes is None else changes
+    rows = table.set_index("claim")
+    parts = []
+    for claim in rules:
+        row = rows.loc[claim] if claim in rows.index else None
+        first = row is not None and row["first_rule"] != "—"
+        entries = changes.get(claim, ())
+        if not entries and not first:
+            continue
+        items = "".join(f"<li><b>{html.escape(date)}</b>: {html.escape(text)}</li>" for date, text in entries)
+        if first:
+            items += (f"<li>Under the first rule: <b>{html.escape(row['first_rule'])}</b>"
+                      f" (read on {html.escape(row['first_basis'])})</li>")
+        count = {0: "changed", 1: "one dated change"}.get(len(entries), f"{len(entries)} dated changes")
+        then = f", under its first rule <b>{html.escape(row['first_rule'])}</b>" if first else ""
+        now = f"; now <b>{html.escape(row['verdict'])}</b>" if row is not None else ""
+        parts.append(f'<details class="rule-history"><summary><b>{claim}</b>: {count}{then}{now}</summary>'
+                     f"<ul>{items}</ul></details>")
+    return "".join(parts)
+
+
+def changed_rules(table: pd.DataFrame, rules=None, changes=None) -> list[str]:
+    """The rules of the book that changed after a first result (as `rule_changes_html` lists them)."""
+    rules = verdicts.RULES if rules is None else rules
+    changes = verdicts.RULE_CHANGES if changes is None else changes
+    first = set(table.loc[table["first_rule"] != "—", "claim"])
+    return [c for c in rules if c in changes or c in first]
 
 
 def write_claims_csv(root: Path | None = None) -> Path | None:

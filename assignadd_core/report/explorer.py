@@ -55,6 +55,17 @@ class ExplorerError(ConfigError):
     """A model cannot go into the explorer; the message says why."""
 
 
+def page_colours() -> dict[str, str]:
+    """The explorer's colours, from the book's palette (the manifest hands them to the page, which sets its CSS
+    variables --ae-NAME from them): each layer's attention in its part's colour (layer 1 the copy head, layer 2 the
+    lookup), the operands' values in the colour of the part that moves them to `=`, the neurons in the MLP's, a
+    variable's token in a tint of the embedding's, right and wrong in the verdicts' colours."""
+    from .palette import PARTS, VERDICT_COLORS, tint
+    return {"layer1": PARTS["copy"], "layer2": PARTS["lookup"], "values": PARTS["move"], "neurons": PARTS["mlp"],
+            "variable": tint(PARTS["embed"], 0.85), "right": VERDICT_COLORS["reproduced"],
+            "wrong": VERDICT_COLORS["not reproduced"], "note": VERDICT_COLORS["partly"]}
+
+
 # ----------------------------------------------------------------------------- weights
 def folded_weights(model) -> dict[str, np.ndarray]:
     """The page's weights [rows, cols] in float64, folded from the model's (see the module docstring)."""
@@ -291,7 +302,7 @@ def export(out_dir: Path | None = None, root: Path | None = None, series: list[S
     previous = read_manifest(out_dir) or {}
     before, tasks_before = previous.get("models", {}), previous.get("tasks", {})
     manifest = {"format": FORMAT, "bits": BITS, "pools": [{"name": p.name, "label": p.label} for p in POOLS],
-                "tasks": {}, "models": {}, "series": []}
+                "colours": page_colours(), "tasks": {}, "models": {}, "series": []}
     tic, fresh = time.perf_counter(), 0
     for item in series:
         run = Run(item.path(root))

@@ -1,6 +1,7 @@
 """The results up front: the circuit diagram (`diagram`), the tally with what each column of the scoreboard means, the
-scoreboard (one line per claim: paper, ours, verdict, the first rule's verdict, the authors' weights, chapter) and the
-hero figure (the three phases of the main run), written by the book build between markers in the intro page, and the
+scoreboard (one line per claim, in three columns that a laptop's text column reads without wrapping each word: the
+claim linked to its chapter with the paper's number; ours, the verdict with its number and the first rule's verdict
+where the rule changed; the authors' weights) and the hero figure (the three phases of the main run), written by the book build between markers in the intro page, and the
 short "what reproduced" table of the README. Each is a function of committed files (the claim records, the rule lock
 and the main run's metrics.csv), so a rebuild of unchanged inputs writes the same bytes."""
 from __future__ import annotations
@@ -26,13 +27,12 @@ TALLY = ("<!-- tally:start -->", "<!-- tally:end -->")
 CIRCUIT = ("<!-- circuit:start -->", "<!-- circuit:end -->")
 # The scoreboard's columns (after the claim's name) and what each one holds: the header and the sentence that explains
 # it are written from this one list.
-COLUMNS = (("what the paper says", "the claim, short (the whole statement on hover)"),
-           ("paper", "the number the paper gives for it"),
-           ("ours", "the verdict of the claim's rule on our own runs, with the count that decided it"),
-           ("first rule", "the verdict the claim's first rule gave, before the rule was changed (— where it never"
-                          " changed; the claims chapter dates each change and says why)"),
-           ("authors' weights", "the same rule on the authors' released model (— where a final model cannot test it)"),
-           ("chapter", "where it is tested"))
+COLUMNS = (("claim", "what the paper says, short (the whole statement on hover), linked to the chapter that tests it,"
+                     " with the number the paper gives for it"),
+           ("ours", "the verdict of the claim's rule on our own runs, with the count that decided it, and where a"
+                    " change of the rule changed the verdict, the verdict its first rule gave (the claims chapter dates"
+                    " each change and says why)"),
+           ("authors' weights", "the same rule on the authors' released model (— where a final model cannot test it)"))
 
 
 def _cell(text: str) -> str:
@@ -81,41 +81,48 @@ def tally(records: Path | None = None) -> str:
     parts = [f"**{counts[v]} {v}**" for v in order]
     theirs = paper[paper["authors_weights"].isin(list(VERDICT_COLORS))]
     passed = int((theirs["authors_weights"] == "reproduced").sum())
-    return (f"Of the paper's {len(paper)} claims, tested on our own runs: {', '.join(parts)}; on the authors' released"
-            f" weights the same rules reproduce {passed} of the {len(theirs)} that a final model can test.\n\n"
+    return (f"Of the paper's {len(paper)} claims, tested on our own runs: {', '.join(parts)}. On the authors' released"
+            f" weights the same rules reproduce {passed} of the {len(theirs)} a final model can test.\n\n"
             + columns_sentence())
 
 
 def columns_sentence() -> str:
     """What each column of the scoreboard means, in one sentence, from COLUMNS."""
-    return ("One row per claim: " + "; ".join(f"*{name}*, {meaning}" for name, meaning in COLUMNS) + ". R1 and R2 are"
-            " this book's own findings, about questions the paper leaves open.")
+    from .claims import CLAIMS
+    from .wording import listing, verb
+    findings = [key for key in CLAIMS if not key.startswith("C")]  # the book's own (R1, R2, ...), not the paper's
+    return ("One row per claim: " + "; ".join(f"*{name}*, {meaning}" for name, meaning in COLUMNS) + f". {listing(findings)}"
+            f" {verb(len(findings), 'is', 'are')} this book's own {verb(len(findings), 'finding', 'findings')}, about"
+            f" {verb(len(findings), 'a question', 'questions')} the paper leaves open.")
 
 
-SCOREBOARD_CLASS = "scoreboard"  # the container's class: book.css lays the scoreboard's cards out on a phone
+# the container's classes: book.css lays the scoreboard out, and table_cards.js makes it cards on a phone
+SCOREBOARD_CLASS = "scoreboard cards-when-narrow"
 
 
 def scoreboard(records: Path | None = None, link_prefix: str = "chapters/") -> str:
-    """A markdown table in a container of class SCOREBOARD_CLASS: claim, statement, paper, verdict, the same rule on
-    the authors' weights, chapter."""
+    """A markdown table in a container of class SCOREBOARD_CLASS, one row per claim in the three COLUMNS: the claim (its
+    name, its head linked to its chapter, the paper's number), ours (the verdict, the number that decided it, the first
+    rule's verdict where the rule was changed), the same rule on the authors' weights."""
     rows = [f":::{{container}} {SCOREBOARD_CLASS}",
-            "| | " + " | ".join(name for name, _ in COLUMNS) + " |",
-            "|---|---|---|---|---|---|---|"]
+            "| " + " | ".join(name for name, _ in COLUMNS) + " |",
+            "|" + "---|" * len(COLUMNS)]
     for r in claims_table(records).itertuples():
         slug = r.chapter.split("/")[-1]
+        short = r.statement.split(":")[0]  # the claim's head; the whole statement on hover and in the claims chapter
+        claim = (f'**{r.claim}** <span title="{html.escape(r.statement, quote=True)}">[{_cell(short)}]'
+                 f"({link_prefix}{slug}.ipynb)</span><br><small>the paper: {_cell(r.paper)}</small>")
         ours = f'<span style="color:{VERDICT_COLORS[r.verdict]};font-weight:bold;white-space:nowrap">{r.verdict}</span>'
         number, detail = short_result(r.ours) if r.ours != "—" else ("", "")
         if detail:  # the rest of a long first clause, folded (never cut off)
             number += f" <details><summary>more</summary>{html.escape(detail)}</details>"
         ours += f"<br><small>{_cell(number)}</small>" if number else ""
+        if r.first_rule in VERDICT_COLORS and r.first_rule != r.verdict:  # a changed rule that changed the verdict
+            ours += (f'<br><small>first rule: <span style="color:{VERDICT_COLORS[r.first_rule]};white-space:nowrap">'
+                     f"{r.first_rule}</span></small>")
         theirs = (f'<span style="color:{VERDICT_COLORS[r.authors_weights]};white-space:nowrap">{r.authors_weights}</span>'
                   if r.authors_weights in VERDICT_COLORS else "—")
-        first = (f'<span style="color:{VERDICT_COLORS[r.first_rule]};white-space:nowrap">{r.first_rule}</span>'
-                 if r.first_rule in VERDICT_COLORS else _cell(r.first_rule))
-        short = r.statement.split(":")[0]  # the claim's head; the whole statement on hover and in the claims chapter
-        said = f'<span title="{html.escape(r.statement, quote=True)}">{_cell(short)}</span>'
-        rows.append(f"| **{r.claim}** | {said} | {_cell(r.paper)} | {ours} | {first} | {theirs} |"
-                    f" [{slug.split('_', 1)[0]}]({link_prefix}{slug}.ipynb) |")
+        rows.append(f"| {claim} | {ours} | {theirs} |")
     return "\n".join([*rows, ":::"])
 
 

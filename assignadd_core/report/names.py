@@ -43,7 +43,17 @@ OTHER_LABELS = {
     # sweeps
     "train_fraction": "training fraction f", "two_var_rate": "2-var rate r", "1var_train": POOL_LABELS["1var_train"],
 }
-LABELS = {**POOL_LABELS, **MEASURE_LABELS, **EXACT_LABELS, **OTHER_LABELS}
+# The rescue arms of chapter 4 (experiments.rescue.ARMS): what each does to the stuck run, in words
+ARM_LABELS = {"continue": "continue unchanged", "fewer_2var_queries": "fewer 2-var queries for a while",
+              "higher_lr": "higher learning rate for a while", "lower_lr": "lower learning rate",
+              "redraw_layer1_qk": "layer-1 QK re-drawn", "redraw_layer2_qk": "layer-2 QK re-drawn",
+              "other_data_seed": "another data order"}
+# The measures by their role, for a sentence that names one beside its number ("measure 5, layer-1 copying")
+MEASURE_ROLES = {"m1_addition_module": "the addition module", "m2_l1_prev_token_qk": "previous-token pattern",
+                 "m3_l2_var_identity_qk": "identity pattern", "m4_l1_eq_to_operands": "= reads the operands",
+                 "m5_l1_value_prev_token": "layer-1 copying", "m6_l2_eq_to_values": "= attends to the values",
+                 "m7_probe_var_identity": "variable probe"}  # as the glossary names them (book/glossary.md)
+LABELS = {**POOL_LABELS, **MEASURE_LABELS, **EXACT_LABELS, **OTHER_LABELS, **ARM_LABELS}
 
 
 # Hook names where patching happens (chapter 7), read by their block as the paper counts layers (1-based), whatever
@@ -68,6 +78,14 @@ _CODE_KEYS = sorted((k for k in LABELS if "_" in k or "." in k), key=len, revers
 _KEY_PATTERN = re.compile("|".join(rf"(?<![\w.]){re.escape(k)}(?![\w])" for k in _CODE_KEYS))
 
 
+def measure_named(key: str) -> str:
+    """A progress measure by its number and role, as a sentence names it: 'measure 5, layer-1 copying'; another key's
+    display name."""
+    if key in MEASURE_ROLES:
+        return f"measure {MEASURE_LABELS[key].split()[0]}, {MEASURE_ROLES[key]}"
+    return label(key)
+
+
 def display_text(text: str) -> str:
     """`text` with every code key in it (pool, measure, hook, quantity names) replaced by its display name."""
     if not isinstance(text, str):
@@ -76,6 +94,9 @@ def display_text(text: str) -> str:
 
 
 def readable(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with display names for its column names and for index values that are keys."""
+    """The frame with display names for its column names, for index values that are keys and for the index's name
+    (a table indexed by `two_var_rate` shows its header as the rate's name)."""
     by_name = lambda key: display_text(key) if isinstance(key, str) else key  # noqa: E731  (numbers stay as they are)
-    return frame.rename(columns=by_name, index=by_name)
+    shown = frame.rename(columns=by_name, index=by_name)
+    shown.index = shown.index.set_names([by_name(name) for name in shown.index.names])
+    return shown

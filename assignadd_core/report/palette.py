@@ -71,6 +71,25 @@ CHECK_COLORS = {"same as the paper": "#1a7f37", "differs from the paper": "#cf22
 OUTCOME_COLORS = {"both modes compose": "#1a7f37", "only compiled composes": "#54aeff",
                   "only eager composes": "#d4a72c", "neither composes": "#cf222e"}
 
+# The numerical modes of one seed's training (chapter 4): eager is the reference (ink), compiled and fp64 each have a
+# colour of their own, and a single compiled stage takes compiled's colour with a dash of its own.
+MODE_COLORS = {"eager": INK, "compiled": "#8250df", "fp64": "#bf8700"}
+MODE_DASH = {"compiled_attention": "dot", "compiled_mlp": "dash", "compiled_unembed": "dashdot"}
+
+
+def mode_style(mode: str) -> dict:
+    """A numerical mode's line: its colour (a single compiled stage: compiled's) and dash."""
+    return {"color": MODE_COLORS.get(mode, MODE_COLORS["compiled"]), "dash": MODE_DASH.get(mode, "solid")}
+
+
+def pair_style(pair: str) -> dict:
+    """The line of a distance between two modes ('compiled_vs_eager'): the colour of the mode that is not eager (of
+    the first, when neither is), dotted."""
+    modes = pair.split("_vs_")
+    other = next((m for m in modes if m != "eager"), modes[0])
+    return {"color": MODE_COLORS.get(other, MODE_COLORS["compiled"]), "dash": "dot" if "eager" in modes else "dash"}
+
+
 # ------------------------------------------------------------------ identities and scales
 IDENTITY = ("#1f2328", "#44AA99", "#AA4499", "#DDAA33", "#6e7781", "#CC6677", "#88CCEE", "#117733", "#A6761D",
             "#4B4B8F", "#99CC66", "#E7298A")  # ten seeds (42-51) never meet the last two, the closest to others

@@ -325,7 +325,7 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
     if fit is not None and fit.ok:
         xs = np.linspace(done[field].min(), done[field].max(), 200)
         fig.add_trace(go.Scatter(x=xs, y=fit(xs), mode="lines", line={"color": INK, "width": 1, "dash": "dot"},
-                                 name=f"logistic fit (midpoint {fit.describe()})"))
+                                 name=f"logistic fit, midpoint {fit.midpoint:.3f}"))  # its interval: the printout
     if level is not None:
         fig.add_hline(y=level, line={"color": LIGHT, "dash": "dash", "width": 1},
                       annotation_text=f"level {level:g}", annotation_position="bottom right")
@@ -334,7 +334,7 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
     if paper_value is not None:
         marks.append((paper_value, f"paper ≈ {paper_value:g}", {"color": PAPER, "dash": "dash", "width": 2}))
     if crossing is not None and crossing.value is not None:
-        marks.append((crossing.value, f"mean curve crosses at {crossing.value:.3f} (rule before 2026-12)",
+        marks.append((crossing.value, f"mean curve crosses, {crossing.value:.3f} (rule before 2026-12)",
                       {"color": INK, "dash": "dashdot", "width": 1.5}))
     _named_vlines(fig, marks)
     fig.update_layout(title=title, xaxis_title=x_label, yaxis_title=y_label, yaxis_range=[-0.08, 1.05],
@@ -343,37 +343,72 @@ def sweep_figure(status, field: str, title: str, x_label: str, y_label: str, pap
 
 
 def threshold_fit_figure(table, field: str, x, curve, threshold: float | None, interval: tuple | None, title: str,
-                         x_label: str, paper_value: float | None = None):
+                         x_label: str, paper_value: float | None = None, left_out=None, limit: float | None = None):
     """C9's reading drawn: per grid value the share of composed runs at the level (`analysis.thresholds.
     success_by_value`, 95 % intervals), the logistic fit's curve over `x` and its midpoint with the seeds'
-    resampled interval shaded."""
+    resampled interval shaded. With `left_out` (`analysis.thresholds.leave_one_seed_out`), a second panel on the same
+    axis draws the fit's midpoint and interval with each seed left out, those wider than `limit` in the colour of the
+    verdict such a width gives (inconclusive)."""
 
-    fig = go.Figure(go.Scatter(
+    panels = left_out is not None and len(left_out) > 0
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.5, 0.5], vertical_spacing=0.04) if panels \
+        else go.Figure()
+    at = {"row": 1, "col": 1} if panels else {}
+    fig.add_trace(go.Scatter(
         x=table[field], y=table["share"], mode="markers", name="share of composed runs at the level",
         marker={"color": identity(0), "size": 8},
         error_y={"type": "data", "symmetric": False, "array": table["high"] - table["share"],
                  "arrayminus": table["share"] - table["low"], "color": identity(0)},
         text=[f"{k} of {n} runs, {s} seeds" for k, n, s in zip(table["succeeded"], table["runs"], table["seeds"])],
-        hoverinfo="x+y+text"))
+        hoverinfo="x+y+text"), **at)
     fig.add_trace(go.Scatter(x=list(x), y=list(curve), mode="lines", line={"color": INK, "width": 1.5},
-                             name="logistic fit"))
+                             name="logistic fit"), **at)
     marks = []
     if threshold is not None:
         marks.append((threshold, f"fit's midpoint {threshold:.3f}", {"color": INK, "dash": "dot", "width": 1.5}))
     if paper_value is not None:
         marks.append((paper_value, f"paper ≈ {paper_value:g}", {"color": PAPER, "dash": "dash", "width": 2}))
+    if panels:  # drawn before the band, so that the band shades both panels
+        _left_out_panel(fig, left_out, limit)
     if interval is not None:
         fig.add_vrect(x0=max(interval[0], min(x)), x1=min(interval[1], max(x)), fillcolor=GREY,
                       opacity=palette.BAND_OPACITY, line_width=0)
         def bound(v: float) -> str:  # a resampled midpoint off the grid (all or no runs succeed) is infinite
             return f"{v:.3f}" if abs(v) != float("inf") else ("below the grid" if v < 0 else "above the grid")
+        resampled = "" if panels else " (seeds resampled)"  # with the check below, the caption says so
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"95 % interval {bound(interval[0])} to"
-                                 f" {bound(interval[1])} (seeds resampled)", marker={"symbol": "square", "color": GREY,
-                                                                                     "size": 12, "opacity": 0.5}))
+                                 f" {bound(interval[1])}{resampled}", marker={"symbol": "square", "color": GREY,
+                                                                             "size": 12, "opacity": 0.5}), **at)
     _named_vlines(fig, marks)
-    fig.update_layout(title=title, xaxis_title=x_label, yaxis_title="share at the level (composed runs)",
-                      yaxis_range=[-0.05, 1.05], legend={"orientation": "h", "y": -0.2}, height=460)
+    fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2} if not panels else
+                      {"orientation": "h", "y": -0.1}, height=680 if panels else 460)
+    fig.update_yaxes(title_text="share at the level (composed runs)", range=[-0.05, 1.05], **at)
+    fig.update_xaxes(title_text=x_label, row=2 if panels else None, col=1 if panels else None)
     return fig
+
+
+def _left_out_panel(fig, left_out, limit: float | None) -> None:
+    """The second panel of `threshold_fit_figure`: one row per seed left out, its interval as a segment and its
+    midpoint as a dot; intervals wider than `limit` in the inconclusive verdict's colour."""
+    import plotly.graph_objects as go
+    rows = left_out.sort_values("left_out")
+    wide = rows["width"] > limit if limit is not None else rows["width"] != rows["width"]
+    for is_wide, colour, name in ((False, INK, f"one seed left out, width ≤ {limit:g}"),
+                                  (True, palette.VERDICT_COLORS["inconclusive"], f"wider than {limit:g}")):
+        part = rows[wide == is_wide]
+        if not len(part):
+            continue
+        labels = [f"without {int(s)}" for s in part["left_out"]]
+        xs = [v for lo, hi in zip(part["low"], part["high"]) for v in (lo, hi, None)]
+        ys = [v for y in labels for v in (y, y, None)]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": colour, "width": 3}, name=name,
+                                 hoverinfo="skip"), row=2, col=1)
+        fig.add_trace(go.Scatter(x=part["threshold"], y=labels, mode="markers", marker={"color": colour, "size": 7},
+                                 showlegend=False, text=[f"width {w:.3f}" for w in part["width"]],
+                                 hovertemplate="%{y}: midpoint %{x:.3f}, %{text}<extra></extra>"), row=2, col=1)
+    labels = [f"without {int(s)}" for s in rows["left_out"]][::-1]  # every row named (no tick left out)
+    fig.update_yaxes(categoryorder="array", categoryarray=labels, tickmode="array", tickvals=labels,
+                     tickfont={"size": 10}, row=2, col=1)
 
 
 # ------------------------------------------------------------------ circuits and theory (chapters 04, 07)
@@ -462,7 +497,7 @@ def eq_variable_scores_figure(steps, scores, var_names, title: str, window: tupl
         if window:
             fig.add_vrect(x0=window[0], x1=window[1], fillcolor=GREY, opacity=palette.BAND_OPACITY, line_width=0,
                           row=1, col=side + 1)
-    fig.update_yaxes(title_text="layer-1 score from `=`", row=1, col=1)
+    fig.update_yaxes(title_text="layer-1 score from “=”", row=1, col=1)
     fig.update_layout(title=title, height=460, width=1000, hovermode="x unified")
     return fig
 
@@ -804,7 +839,7 @@ def rescue_figure(arms: dict, branch_step: int, title: str):
     fig = go.Figure()
     for i, (name, metrics) in enumerate(arms.items()):
         shown = metrics[metrics["step"] >= branch_step - 2000]
-        fig.add_trace(go.Scatter(x=shown["step"], y=shown["1var_train"], mode="lines", name=name,
+        fig.add_trace(go.Scatter(x=shown["step"], y=shown["1var_train"], mode="lines", name=label(name),
                                  line={"color": identity(i), "dash": "dot" if name == "continue" else "solid"}))
     fig.add_vline(x=branch_step, line={"color": INK, "dash": "dash"}, annotation_text="branch point")
     fig.add_hline(y=0.9, line={"color": GREY, "dash": "dot"})
@@ -934,4 +969,60 @@ def shape_curves_figure(curves: dict, title: str, max_step: int | None = None):
     for row in range(1, rows + 1):
         fig.update_yaxes(title_text="accuracy", range=[-0.02, 1.02], row=row, col=1)
     fig.update_layout(title=title, height=300 * rows + 120)
+    return fig
+
+
+ARM_STYLE = {"twin": (GREY, "circle-open"), "held run": (PARTS["lookup"], "diamond"), "sham": (INK, "x"),
+             "double-held run": (PARTS["copy"], "square"), "double sham": (PARTS["embed"], "cross"),
+             "clamp": (PARTS["lookup"], "diamond"), "wrong-pairs clamp": (INK, "x")}  # C10's and R3's arms
+
+
+def onset_arms_figure(cells: dict, window: int, title: str, censor: int | None = None):
+    """One row per cell ({cell label: {arm: steps from its copying onset to composing, None: never}}): each arm's
+    time to compose as a marker, the hold's window [0, window] shaded; a run that never composed sits at `censor`
+    (its budget after onset), an open marker there."""
+    import plotly.graph_objects as go
+    labels = list(cells)
+    arms = list(dict.fromkeys(arm for c in cells.values() for arm in c))
+    fig = go.Figure()
+    for arm in arms:
+        colour, symbol = ARM_STYLE.get(arm, (identity(len(fig.data)), "circle"))
+        steps = [cells[label].get(arm) for label in labels]
+        x = [censor if s is None else s for s in steps]
+        fig.add_trace(go.Scatter(x=x, y=labels, mode="markers", name=arm, marker={"color": colour, "symbol": symbol,
+                                                                                   "size": 10},
+                                 customdata=["never" if s is None else f"{s:,}" for s in steps],
+                                 hovertemplate=f"{arm}, %{{y}}: composed %{{customdata}} steps after onset<extra></extra>"))
+    fig.add_vrect(x0=0, x1=window, fillcolor=GREY, opacity=palette.BAND_OPACITY, line_width=0)
+    fig.update_layout(title=title, xaxis_title="steps after copying onset (shaded: the window)", yaxis_title="cell",
+                      height=160 + 34 * len(labels), legend={"orientation": "h", "y": -0.25})
+    fig.update_yaxes(autorange="reversed", type="category")
+    return fig
+
+
+ROUTE_TERMS = {"identity pattern (variable copy × variable copy)": ("variable", "variable", PARTS["lookup"], "solid"),
+               "positional copy at \"=\" × variable copy": ("copied_positions", "variable", PARTS["copy"], "solid"),
+               "every other term": (None, None, GREY, "dot")}
+
+
+def route_terms_figure(table, arms: list[str], title: str):
+    """R3's margin over training, one panel per arm (`table`: c10_route's checkpoint table with a "since" column, the
+    steps after copying onset): the median over cells of the identity term, the positional-copy term and the rest."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    fig = make_subplots(rows=len(arms), cols=1, subplot_titles=arms, shared_xaxes=True, vertical_spacing=0.1)
+    term_columns = [c for c in table.columns if c.startswith("q_") and "__k_" in c]
+    for row, arm in enumerate(arms, start=1):
+        mine = table[table["arm"] == arm]
+        for name, (q, k, colour, dash) in ROUTE_TERMS.items():
+            named = [f"q_{a}__k_{b}" for a, b, *_ in ROUTE_TERMS.values() if a]
+            values = mine[f"q_{q}__k_{k}"] if q else mine[[c for c in term_columns if c not in named]].sum(axis=1)
+            curve = values.groupby(mine["since"]).median()
+            fig.add_trace(go.Scatter(x=curve.index, y=curve.values, mode="lines", name=name, legendgroup=name,
+                                     showlegend=row == 1, line={"color": colour, "dash": dash},
+                                     hovertemplate=f"{name}, %{{x:,}} steps after onset: %{{y:.2f}}<extra></extra>"),
+                          row, 1)
+        fig.update_yaxes(title_text="margin term", row=row, col=1)
+    fig.update_xaxes(title_text="steps after copying onset", row=len(arms), col=1)
+    fig.update_layout(title=title, height=140 + 230 * len(arms), legend={"orientation": "h", "y": -0.12})
     return fig

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .palette import GREY, INK, OUTCOME_COLORS, SEQUENTIAL, identity
+from .palette import GREY, INK, OUTCOME_COLORS, SEQUENTIAL, identity, mode_style, pair_style
 
 
 def _error(values, low, high) -> dict:
@@ -42,19 +42,24 @@ def design_grid_figure(table, inits, datas, title: str):
 
 def replicate_count_figure(table, inits, datas, title: str):
     """One cell per (initialization, data order): how many of its replicates composed (`analysis.odds.replicated_cells`
-    rows), as a shade from none to all, with the count written in the cell."""
+    rows), as a shade from none to all, with the count written in the cell (in a font that stays readable when the
+    figure shrinks to a phone: the number alone, the title says of how many)."""
     counts = table.groupby(["init", "data"])["composed"].agg(["sum", "count"])
     z, text = np.full((len(inits), len(datas)), np.nan), [["" for _ in datas] for _ in inits]
+    hover = [["" for _ in datas] for _ in inits]
     for (init, data), row in counts.iterrows():
         if init in inits and data in datas:
             i, j = list(inits).index(init), list(datas).index(data)
-            z[i, j], text[i][j] = row["sum"] / row["count"], f"{int(row['sum'])} of {int(row['count'])}"
+            z[i, j], text[i][j] = row["sum"] / row["count"], f"{int(row['sum'])}"
+            hover[i][j] = f"{int(row['sum'])} of {int(row['count'])}"
     fig = go.Figure(go.Heatmap(z=[[None if np.isnan(v) else v for v in r] for r in z],
-                               x=[f"data {d}" for d in datas], y=[f"init {i}" for i in inits], zmin=0, zmax=1,
-                               colorscale=SEQUENTIAL, text=text, texttemplate="%{text}",
-                               colorbar={"title": "share composed", "tickformat": ".0%"},
-                               hovertemplate="%{y}, %{x}: %{text} composed<extra></extra>"))
-    fig.update_layout(title=title, height=520, yaxis={"autorange": "reversed"}, plot_bgcolor="white")
+                               x=[str(d) for d in datas], y=[str(i) for i in inits], zmin=0, zmax=1,
+                               colorscale=SEQUENTIAL, text=text, texttemplate="%{text}", textfont={"size": 13},
+                               customdata=hover, colorbar={"title": "share composed", "tickformat": ".0%"},
+                               hovertemplate="init %{y}, data %{x}: %{customdata} composed<extra></extra>"))
+    fig.update_layout(title=title, height=520, plot_bgcolor="white",
+                      xaxis={"title": "data order", "type": "category"},
+                      yaxis={"title": "initialization", "type": "category", "autorange": "reversed"})
     return fig
 
 
@@ -100,8 +105,9 @@ def shares_figure(table, names: dict, title: str):
 
 def flips_figure(flips, between_modes: dict, title: str):
     """The flip rate against each cell's own eager run, per perturbation, with the rate between the eager and the
-    compiled run of the same cells beside them: a bar per setting, its exact interval (runs as the unit) left of
-    its centre and, where the table has it, the interval that resamples cells (grey) right of it."""
+    compiled run of the same cells beside them: a horizontal bar per setting (every one labelled, its count written
+    beside it), its exact interval (runs as the unit) and, where the table has it, the interval that resamples cells
+    (grey), each drawn as a marker at the rate with its whiskers, so that the legend shows both."""
     names = [*flips["setting"], "eager vs compiled (every cell)"]
     rates = [*flips["rate"], between_modes["rate"]]
     lows, highs = [*flips["low"], between_modes["low"]], [*flips["high"], between_modes["high"]]
@@ -109,35 +115,39 @@ def flips_figure(flips, between_modes: dict, title: str):
         [f"{between_modes['flips']} of {between_modes['runs']}"]
     colors = [identity(1) if kind == "nudge" else identity(2) for kind in flips["kind"]] + [GREY]
     at = np.arange(len(names), dtype=float)
-    fig = go.Figure(go.Bar(x=at, y=rates, marker={"color": colors}, text=counts, showlegend=False,
+    fig = go.Figure(go.Bar(y=at, x=rates, orientation="h", marker={"color": colors}, text=counts,
+                           textposition="outside", textangle=0, cliponaxis=False, showlegend=False,
                            hovertemplate="%{text} flipped<extra></extra>"))
-    whisker = {"mode": "markers", "marker": {"size": 1, "color": "rgba(0,0,0,0)"}}
-    fig.add_trace(go.Scatter(x=at - 0.12, y=rates, name="exact 95 % interval (runs)", **whisker,
-                             error_y={**_error(rates, lows, highs), "color": INK, "width": 5},
-                             hovertemplate="%{y:.0%}, runs as the unit<extra></extra>"))
+    fig.add_trace(go.Scatter(y=at - 0.18, x=rates, name="exact 95 % interval (runs)", mode="markers",
+                             marker={"symbol": "line-ns-open", "size": 9, "color": INK, "line": {"width": 2}},
+                             error_x={**_error(rates, lows, highs), "color": INK, "width": 3},
+                             hovertemplate="%{x:.0%}, runs as the unit<extra></extra>"))
     if "cell_low" in flips:
         cell = list(flips["rate"])
-        fig.add_trace(go.Scatter(x=at[:len(cell)] + 0.12, y=cell, name="95 % interval, cells resampled", **whisker,
-                                 error_y={**_error(cell, flips["cell_low"], flips["cell_high"]), "color": GREY,
-                                          "width": 5}, hovertemplate="%{y:.0%}, cells as the unit<extra></extra>"))
-    fig.update_layout(title=title, yaxis={"title": "share of runs whose outcome flips", "range": [0, 1]}, height=480,
-                      xaxis={"tickangle": -30, "tickvals": list(at), "ticktext": names},
+        fig.add_trace(go.Scatter(y=at[:len(cell)] + 0.18, x=cell, name="95 % interval, cells resampled",
+                                 mode="markers", marker={"symbol": "line-ns-open", "size": 9, "color": GREY,
+                                                         "line": {"width": 2}},
+                                 error_x={**_error(cell, flips["cell_low"], flips["cell_high"]), "color": GREY,
+                                          "width": 3}, hovertemplate="%{x:.0%}, cells as the unit<extra></extra>"))
+    fig.update_layout(title=title, xaxis={"title": "share of runs whose outcome flips", "range": [0, 1]},
+                      height=160 + 42 * len(names),
+                      yaxis={"tickvals": list(at), "ticktext": names, "autorange": "reversed", "automargin": True},
                       legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0})
     return fig
 
 
-def mode_trajectories_figure(metrics: dict, distances, title: str):
-    """Top: 1-var train accuracy of each mode's run ({mode: metrics}); bottom: the relative weight distance between
-    modes per eval step (log scale)."""
+def mode_trajectories_figure(metrics: dict, distances, title: str, names: dict | None = None):
+    """Top: 1-var train accuracy of each mode's run ({mode: metrics}, each mode in its own colour: palette.mode_style;
+    `names`: the words for a mode); bottom: the relative weight distance between modes per eval step (log scale)."""
+    names = names or {}
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
                         subplot_titles=("1-var train accuracy", "relative weight distance"))
-    for k, (mode, table) in enumerate(metrics.items()):
-        fig.add_trace(go.Scatter(x=table["step"], y=table["1var_train"], mode="lines", name=mode,
-                                 line={"color": identity(k)}), 1, 1)
-    for k, column in enumerate(c for c in distances.columns if c != "step"):
+    for mode, table in metrics.items():
+        fig.add_trace(go.Scatter(x=table["step"], y=table["1var_train"], mode="lines", name=names.get(mode, mode),
+                                 line=mode_style(mode)), 1, 1)
+    for column in (c for c in distances.columns if c != "step"):
         fig.add_trace(go.Scatter(x=distances["step"], y=distances[column], mode="lines",
-                                 name=column.replace("_vs_", " vs "), line={"dash": "dot", "color": identity(k + 6)}),
-                      2, 1)
+                                 name=column.replace("_vs_", " vs "), line=pair_style(column)), 2, 1)
     fig.update_yaxes(range=[0.3, 1.02], row=1, col=1)
     fig.update_yaxes(type="log", row=2, col=1)
     fig.update_xaxes(title_text="training step", row=2, col=1)

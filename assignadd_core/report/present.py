@@ -129,8 +129,10 @@ class KeyResults:
     """The box that opens a chapter, on its first screen: the question, the paper's answer (quoted, with where the
     paper says it), ours (each line with its number and a verdict chip) and one line on why."""
 
-    def __init__(self, question: str, paper: Sequence[Quote] | Quote, ours: Sequence[Answer] | Answer, why: str):
-        self.question, self.why = question, why
+    def __init__(self, question: str, paper: Sequence[Quote] | Quote, ours: Sequence[Answer] | Answer,
+                 why: str | Sequence[str]):
+        """why: one line, or its phrases (empty ones left out), joined with semicolons into one sentence."""
+        self.question, self.why = question, why if isinstance(why, str) else because(*why)
         self.paper = [paper] if isinstance(paper, Quote) else list(paper)
         self.ours = [ours] if isinstance(ours, Answer) else list(ours)
         if not self.ours:
@@ -153,6 +155,29 @@ class KeyResults:
                 f"<dt>The paper</dt>{paper}<dt>Ours</dt>{ours}<dt>Why</dt><dd>{esc(self.why)}</dd></dl></div>")
 
 
+def because(*phrases: str) -> str:
+    """Phrases as one sentence: the empty ones left out, the rest joined with semicolons, the first letter capitalised
+    and a full stop at the end ('Only 5 of 10 seeds compose; seed 51 without a jump.')."""
+    found = [p.strip() for p in phrases if p and p.strip()]
+    text = "; ".join(found)
+    return text[:1].upper() + text[1:] + ("" if not text or text.endswith(".") else ".")
+
+
+class History:
+    """A dated list (a rule's or a detector's history), folded under a title: the book shows its summary, a click opens
+    it; a terminal reads every item."""
+
+    def __init__(self, title: str, items: Sequence[tuple[str, str]]):
+        self.title, self.items = title, list(items)
+
+    def __repr__(self) -> str:
+        return "\n".join([self.title, *(f"  {when}: {text}" for when, text in self.items)])
+
+    def _repr_html_(self) -> str:
+        items = "".join(f"<li><b>{html.escape(when)}</b>: {html.escape(text)}</li>" for when, text in self.items)
+        return f'<details class="history"><summary>{html.escape(self.title)}</summary><ul>{items}</ul></details>'
+
+
 def _glue(name: str, value) -> None:
     from myst_nb import glue  # a slow import, here; the book's glue: kept in the cell's outputs, shown where pasted
     glue(name, value, display=False)
@@ -169,6 +194,24 @@ def glue_text(**texts: object) -> None:
     chapter chose for them (`wording`), never as a float for the page to format."""
     for name, text in texts.items():
         _glue(name, str(text))
+
+
+NOT_HERE = "not run here"  # what a phrase reads where the runs it reads are not in this runs folder (a fork's)
+
+
+def glue_text_when(ready: bool, names: str, phrases, otherwise: str = NOT_HERE) -> None:
+    """Glue the phrases of a part of the prose that reads runs which may be missing: where `ready`, `phrases()` (a
+    callable returning {name: phrase}, called only then, whose names must be exactly `names`, space-separated); else
+    every one of `names` as `otherwise`, so that the page builds and says what is missing."""
+    expected = names.split()
+    if not ready:
+        glue_text(**dict.fromkeys(expected, otherwise))
+        return
+    found = phrases()
+    if sorted(found) != sorted(expected):
+        raise ValueError(f"the phrases glued ({', '.join(sorted(found))}) are not the names stated"
+                         f" ({', '.join(sorted(expected))})")
+    glue_text(**found)
 
 
 def glue_markdown(**texts: str) -> None:

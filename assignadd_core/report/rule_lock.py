@@ -85,8 +85,15 @@ PARTS = {
             reliability.step_statistics, reliability.composition_rate, verdicts.composed, *DETECTOR),
            (verdicts, ("LEARNED_LEVEL",)), DETECTOR_LEVELS, (reliability, ("TRANSITIONS",))),
     # the route's reading of its tables (`c10_route.held_inputs`); the tables are measured by `analysis.route`
-    "R3": ((verdicts.r3_route, verdicts.route_term, c10_route.held_inputs, stats.sign_test_greater),
-           (verdicts, ("ROUTE_DROP", "ROUTE_P", "ROUTE_MIN_RUNS", "ROUTE_IDENTITY"))),
+    # its second part, the double hold, reads C10's necessity test on its own cells
+    "R3": ((verdicts.r3_route, verdicts._route_part, verdicts.route_candidate, verdicts.route_term, c10_route.held_inputs,
+            stats.sign_test_greater, verdicts.c10_necessity, verdicts._composed_later, verdicts._fails, verdicts._when,
+            verdicts._window_end, verdicts._during, verdicts._delays, verdicts._during_hold, verdicts._necessity_words,
+            steering.hold_cells, steering.onset_cells, steering.onset_reading, steering.time_to_compose,
+            steering.onset_arm, *FINISHED),
+           (verdicts, ("ROUTE_DROP", "ROUTE_P", "ROUTE_MIN_RUNS", "ROUTE_IDENTITY", "C10_IDENTITY_LOW",
+                       "C10_COPY_MARGIN", "C10_ONSET_P", "C10_MIN_CELLS", "C10_WINDOW", "LEARNED_LEVEL")),
+           FINISHED_LEVEL),
     "G1": SHAPE_READINGS,
     "G2": ((*SHAPE_READINGS[0], generality.found_roles, generality.candidates, generality.union_eq_to_values,
             generality.head_sets, generality.eq_patterns, generality.with_roles),

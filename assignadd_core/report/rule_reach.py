@@ -77,7 +77,8 @@ READS = {
            composition.study_table, composition.outcome_changes, composition.factorial_by_initialization,
            composition.factorial_answer, composition.feature_table, composition.predictor_on_new_seeds,
            stats.rate),  # chapter 4: every number of R2's record
-    "R3": (c10_route.held_inputs, verdicts.r3_route),  # chapter 9, from the route's committed tables
+    "R3": (c10_route.held_inputs, steering.hold_cells, verdicts.r3_route),  # chapter 9: the route's tables, the
+    # double hold's cells
     "G1": (shapes.shape_readings, verdicts.g1_phases),  # chapter 14
     "G2": (shapes.shape_readings, verdicts.g2_seed),
     "G3": (shapes.shape_readings, verdicts.c7_fourier),

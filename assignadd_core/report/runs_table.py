@@ -74,8 +74,9 @@ def purposes() -> dict[str, tuple[str, int | None]]:
                   " (`distances.csv`, `step_differences.csv`); no weights", None),
         "rescue": (f"chapter 4: `{study['runs']['rescue_source']}`'s final state branched under other settings; no"
                    " weights", None),
-        "theory": ("C10's premise window read at matched steps (`c10_window.csv`) and its re-runs (metrics only)",
-                   None),
+        "theory": ("C10's premise window read at matched steps (`c10_window.csv`) and its re-runs; R3's route: C10's"
+                   " held runs, shams and twins trained again with checkpoints (`route/`) and read part by part"
+                   " (`route.csv`, `route_ablations.csv`); metrics only", None),
     }
 
 

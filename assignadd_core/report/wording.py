@@ -168,3 +168,97 @@ def capital(text: str) -> str:
 def verb(count: int, one: str, many: str) -> str:
     """The verb that agrees with a count: verb(1, 'composes', 'compose') -> 'composes'."""
     return one if count == 1 else many
+
+
+# ------------------------------------------------------------------ phrases for the prose in Markdown
+# A chapter writes its sentences in Markdown and glues these phrases into them (`present.glue_text`): each one is a
+# phrase whose words follow the numbers ("below" or "above", "rising" or "falling", "shown" or "not shown").
+def against(value: float, level: float, decimals: int | None = None, below: str = "below", at: str = "at",
+            above: str = "above") -> str:
+    """Where a value stands against a level, as both are printed: 'below', 'at' or 'above' (with `decimals`, a
+    value that prints as the level reads 'at')."""
+    if decimals is not None and number(value, decimals) == number(level, decimals):
+        return at
+    return below if value < level else above if value > level else at
+
+
+def bracket(below: float | None, value: float | None, decimals: int = 3) -> str:
+    """Where a threshold lies between two grid values, as a half-open bracket: '(0.257, 0.306]'; '(–, 0.113]' when
+    nothing below the crossing was under the level; 'no crossing' without one."""
+    if value is None:
+        return "no crossing"
+    return f"({'–' if below is None else number(below, decimals)}, {number(value, decimals)}]"
+
+
+def percent(value: float, decimals: int = 1) -> str:
+    """A share as a percentage: '98.9 %' for 0.9891."""
+    return f"{100 * value:.{decimals}f} %"
+
+
+def percents(values: Iterable[float], decimals: int = 1) -> str:
+    """The range of some shares as percentages: '98.9–100.0 %'; one number when they print the same; 'none'."""
+    found = [100 * v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return f"{span(found, decimals)} %" if found else "none"
+
+
+def signed(value: float, decimals: int = 2) -> str:
+    """A number with its sign: '+0.60', '-0.36', '+0.00'."""
+    return f"{value:+.{decimals}f}"
+
+
+def estimate(value: float, low: float, high: float, decimals: int = 2) -> str:
+    """An estimate with its interval: '0.67 (0.35–0.91)'."""
+    return f"{value:.{decimals}f} ({low:.{decimals}f}–{high:.{decimals}f})"
+
+
+def interval(low: float, high: float, decimals: int = 2, unit: str = "") -> str:
+    """An interval: '0.35–0.91'; with unit '%', shares as percentages ('47–81 %')."""
+    if unit == "%":
+        return f"{100 * low:.{decimals}f}–{100 * high:.{decimals}f} %"
+    return f"{low:.{decimals}f}–{high:.{decimals}f}"
+
+
+def tested(p: float, level: float) -> str:
+    """A test's result in the words it allows, for a sentence that names the effect itself: 'shown (p = 0.0001)'
+    when p < level, 'not shown (p = 0.34)' otherwise (never 'no effect')."""
+    return f"{'shown' if p < level else 'not shown'} ({p_value(p)})"
+
+
+def trend(first: float, last: float, rising: str = "rising", falling: str = "falling", flat: str = "flat") -> str:
+    """The direction from a first value to a last one: 'rising', 'falling' or 'flat'."""
+    return rising if last > first else falling if last < first else flat
+
+
+def count(n: int, noun: str = "seeds", one: str | None = None) -> str:
+    """'5 seeds', '1 seed', 'no seeds'."""
+    one = one or _singular(noun)
+    return f"no {noun}" if n == 0 else f"1 {one}" if n == 1 else f"{number(n)} {noun}"
+
+
+def others(k: int, noun: str = "seeds", one: str | None = None) -> str:
+    """The rest of a group, after some were named: 'the other 5 seeds', 'the other seed', 'no other seed'."""
+    one = one or _singular(noun)
+    return f"no other {one}" if k == 0 else f"the other {one}" if k == 1 else f"the other {number(k)} {noun}"
+
+
+def who(values: Iterable[int | str], one: str, many: str) -> str:
+    """Some seeds with the verb that agrees with them: 'seed 51 composes', 'seeds 49 and 51 compose', 'no seed
+    composes'."""
+    found = list(values)
+    return f"{seeds(found)} {one if len(found) <= 1 else many}"
+
+
+def which(condition: bool, yes: str, no: str) -> str:
+    """The words a condition computed from the numbers calls for: `yes` when it holds, `no` otherwise (each a
+    phrase typed beside the condition, so that a sentence never states what its numbers do not)."""
+    return yes if condition else no
+
+
+def within_noise(z: float, limit: float = 3.0, within: str = "within", beyond: str = "by more than") -> str:
+    """Whether a gap of `z` standard errors is sampling noise: 'within' when |z| < limit, 'by more than' otherwise."""
+    return within if abs(z) < limit else beyond
+
+
+def exponent(value: float) -> str:
+    """A small relative size as the design states it: '1e-7' for 1e-07, '3e-3'."""
+    return f"{value:.0e}".replace("e-0", "e-").replace("e+0", "e")

@@ -328,7 +328,15 @@ def _rules() -> dict:
            " the carrying term is not the identity pattern's (the copy of the variable on both sides). Beside it,"
            " descriptive: the same terms and ablations in the twins, the shams and seed 42, and measure 3 (the 12 x"
            " 12 map's rows that peak on their own variable) against the same map read in context (the queried"
-           " variable against the sequence's other assigned variables)."),
+           " variable against the sequence's other assigned variables). Second part (stated 2026-12-06, after the"
+           " first part read a second route, before its runs; sweep c10_onset_double_hold): where a second route is"
+           " found, a double hold decides whether some variable matching is necessary. In the same cells, from the"
+           " same trigger for the same window, after every step the smallest change of W_Q2 puts back the row"
+           " contrasts of the variable QK map (the identity pattern, as the held run) and of the queries' map Q̄"
+           " W_QK2 Uᵀ (Q̄: the lookup head's input at `=` averaged per queried variable, every query-side part at once,"
+           " so the second route and any other route to the values' variable copies are held); its sham does the"
+           " same for the wrong pairing; the twin is C10's. Read with C10's necessity test (its checks, the delay"
+           " and the block during the hold, exact one-sided sign tests at p < 0.05, at least 8 cells)."),
     "G1": ("Per shape, on every seed that composed: the C1 rule (the three phases, detected from the pools as in"
            " chapter 2), over the shape's seeds as C1's; the steps of the jump and the final rise are reported beside"
            " the paper shape's seeds, not judged. Read on runs of 40,000 steps (the paper's main-run length, as the"
@@ -952,7 +960,7 @@ def _when(step: int | None) -> str:
     return "never" if step is None else f"{step:,}"
 
 
-def c10_necessity(cells: list[Mapping]) -> dict:
+def c10_necessity(cells: list[Mapping], what: str = "holding the identity pattern") -> dict:
     """C10's necessity at copying onset (`RULES["C10"]`) from per-cell readings (`analysis.steering.onset_cells`:
     "twin", "removal", "sham", each with "trigger", "m3_max", "m5_mean", "composed_at"): {"reading": "shown",
     "not shown" or "inconclusive", "text", "cells": those that entered, "read": the cells given, and the sign
@@ -995,7 +1003,7 @@ def c10_necessity(cells: list[Mapping]) -> dict:
     block = _during_hold(entered)
     return {"reading": "shown" if shown else "not shown", "cells": entered, **counts, "block": block,
             "delays": {arm: _delays(entered, arm) for arm in ("twin", "sham")},
-            "text": text + f"; {_necessity_words(shown, block, entered)}"}
+            "text": text + f"; {_necessity_words(shown, block, entered, what)}"}
 
 
 def _window_end(reading: Mapping) -> int:
@@ -1025,7 +1033,7 @@ def _during_hold(cells: list[Mapping]) -> dict:
             "twins_during": sum(twins), "cells": len(cells), "p": p}
 
 
-def _necessity_words(delay: bool, block: Mapping, cells: list[Mapping]) -> str:
+def _necessity_words(delay: bool, block: Mapping, cells: list[Mapping], what: str) -> str:
     """C10's necessity in words that name its effect and its limit: a delay, and whether the hold prevented
     composition while it lasted."""
     delays = [d for d in _delays(cells, "twin") if d is not None]
@@ -1036,9 +1044,9 @@ def _necessity_words(delay: bool, block: Mapping, cells: list[Mapping]) -> str:
     if not delay:
         return f"a delay is not shown; {during}"
     if block["reading"] == "shown":
-        return f"holding the identity pattern delays composition ({size}) and prevents it during the hold ({during})"
+        return f"{what} delays composition ({size}) and prevents it during the hold ({during})"
     limit = f"did not prevent it in {held} of {n} cells" if held else "is not shown to prevent it"
-    return f"holding the identity pattern delays composition ({size}) but {limit} ({during})"
+    return f"{what} delays composition ({size}) but {limit} ({during})"
 
 
 def c10_sufficiency(cells: list[Mapping]) -> dict:
@@ -1162,16 +1170,37 @@ def route_term(query: str, key: str) -> str:
     return f"q_{query}__k_{key}"
 
 
-def r3_route(held: list[Mapping]) -> Verdict:
+def r3_route(held: list[Mapping], double: list[Mapping] | None = None) -> Verdict:
     """R3, a finding (`RULES["R3"]`): `held` has one reading per held run at its composition step: {"run", "terms":
     {route_term(q, k): value}, "totals": {key part: its whole share of the margin}, "drops": {key part: how much
-    ablating it lowers the in-context lookup}}."""
+    ablating it lowers the in-context lookup}}. `double`: the double hold's cells in `c10_necessity`'s form (the
+    double-held run as "removal"; an arm not finished is None), read where the first part finds a second route."""
+    first = _route_part(held)
+    if first.verdict != FINDING or "a second route" not in first.text:
+        return first
+    arms = [c[arm] for c in (double or []) for arm in ("removal", "sham")]  # its own runs (the twins are C10's)
+    if not arms or None in arms or any(c["twin"] is None for c in double):
+        return Verdict(FINDING, first.text + f"; the double hold: not yet run ({sum(a is not None for a in arms)} of"
+                                             f" {len(arms)} runs finished)")
+    need = c10_necessity(double, what="holding every route from the query to the values' variable copies")
+    return Verdict(FINDING, first.text + f"; the double hold: {need['text']}")
+
+
+def route_candidate(held: list[Mapping]) -> tuple[str, str]:
+    """R3's candidate route: the term with the largest median over the held runs, as (query part, key part)."""
+    names = list(held[0]["terms"])
+    best = max(names, key=lambda name: float(median([h["terms"][name] for h in held])))
+    query, key = best[2:].split("__k_")
+    return query, key
+
+
+def _route_part(held: list[Mapping]) -> Verdict:
+    """R3's first part: the candidate term, its causal test and whether it is a second route."""
     if len(held) < ROUTE_MIN_RUNS:
         return Verdict(NOT_YET_RUN, f"{len(held)} held runs read at their composition step (needs {ROUTE_MIN_RUNS})")
-    names = list(held[0]["terms"])
-    medians = {name: float(median([h["terms"][name] for h in held])) for name in names}
-    best = max(names, key=lambda name: medians[name])
-    query, key = best[2:].split("__k_")
+    query, key = route_candidate(held)
+    best = route_term(query, key)
+    medians = {best: float(median([h["terms"][best] for h in held]))}
     others = [part for part in held[0]["totals"] if part != key]
     control = min(others, key=lambda part: float(median([abs(h["totals"][part]) for h in held])))
     gaps = [h["drops"][key] - h["drops"][control] for h in held]

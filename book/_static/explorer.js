@@ -5,7 +5,10 @@
 (function () {
   "use strict";
   const X = window.AssignAddExplorer;
-  const LAYER_COLOURS = ["31, 119, 180", "214, 39, 40"];  // layer 1 blue, layer 2 red (rgb, drawn with alpha)
+  // What a checkpoint's line reads the model on (X.behaviour): the kinds whose answer needs the lookup.
+  const LOOKUP_KINDS = ["1-var-left", "1-var-right", "2-var", "held-out-position"];
+  const BEHAVIOUR_COUNT = 100;
+  const rgb = hex => [1, 3, 5].map(at => parseInt(hex.slice(at, at + 2), 16)).join(", ");
 
   const el = (tag, attrs = {}, ...children) => {
     const node = document.createElement(tag);
@@ -23,13 +26,21 @@
   const thousands = n => n.toLocaleString("en-US");
   const strength = w => Math.pow(Math.max(0, Math.min(1, w)), 0.6);  // attention weight -> colour alpha
 
-  function readHash() {
-    const found = {};
-    for (const part of location.hash.replace(/^#/, "").split("&")) {
-      const [key, value] = part.split("=");
-      if (key && value !== undefined) found[key] = decodeURIComponent(value);
+  // The state a link carries (#model=…&step=…&seq=…): {values, problems}; a part cut in the middle of an escape (a
+  // link shortened by hand or by a mail program) is a problem, not an exception.
+  function readHash(hash) {
+    const values = {}, problems = [];
+    for (const part of hash.replace(/^#/, "").split("&")) {
+      const at = part.indexOf("=");
+      if (at <= 0) continue;
+      const key = part.slice(0, at), raw = part.slice(at + 1);
+      try {
+        values[key] = decodeURIComponent(raw);
+      } catch (err) {
+        problems.push(`its ${key} ("${raw.slice(0, 40)}") is cut short or not escaped as a link escapes it`);
+      }
     }
-    return found;
+    return {values, problems};
   }
 
   class Explorer {
@@ -40,7 +51,19 @@
       this.lastGood = null;
       root.textContent = "";
       root.append(this.status = el("p", {class: "ae-message", role: "status", text: "Loading the models…"}));
-      X.loadManifest().then(m => this.start(m), err => this.say(String(err.message || err), "error"));
+      X.loadManifest().then(m => {
+        try {
+          this.start(m);
+        } catch (err) {  // never left on "Loading": say what went wrong
+          this.say(`The explorer could not start: ${err.message || err}.`, "error");
+          throw err;
+        }
+      }, err => this.say(String(err.message || err), "error"));
+    }
+
+    tell(text) {  // a notice that stays until the reader changes the model, the step or the sequence
+      this.notice.textContent = text;
+      this.notice.hidden = !text;
     }
 
     say(text, kind) {
@@ -55,10 +78,14 @@
         this.say("This build of the book has no explorer models (their runs were not in the runs folder).", "error");
         return;
       }
-      const hash = this.compact ? {} : readHash();
+      const link = this.compact ? {values: {}, problems: []} : readHash(location.hash);
+      const hash = link.values;
       const root = this.root;
       root.textContent = "";
-      this.series = el("select", {class: "ae-series", "aria-label": "model", onchange: () => this.pickSeries()});
+      for (const [name, colour] of Object.entries(manifest.colours || {})) root.style.setProperty(`--ae-${name}`, colour);
+      this.layerRgb = [rgb((manifest.colours || {}).layer1 || "#888888"), rgb((manifest.colours || {}).layer2 || "#888888")];
+      this.series = el("select", {class: "ae-series", "aria-label": "model",
+                                  onchange: () => { this.tell(""); this.pickSeries(); }});
       const groups = new Map();
       for (const s of manifest.series) {
         if (!groups.has(s.group)) groups.set(s.group, el("optgroup", {label: s.group}));
@@ -68,21 +95,32 @@
       groups.forEach(g => this.series.append(g));
       const wanted = hash.model || this.root.dataset.model;
       if (wanted && manifest.series.some(s => s.id === wanted)) this.series.value = wanted;
+      else if (hash.model) link.problems.push(`it names the model "${hash.model.slice(0, 40)}", which this page does not have`);
+      const chosen = manifest.series.find(s => s.id === this.series.value);
+      const step = hash.step === undefined ? null : Number(hash.step);
+      if (step !== null && !chosen.stops.some(stop => stop.step === step)) {
+        link.problems.push(`step ${hash.step.slice(0, 12)} is not one of ${chosen.label}'s checkpoints`);
+      }
       this.slider = el("input", {type: "range", class: "ae-slider", min: "0", step: "1", "aria-label": "training step",
-                                 oninput: () => this.pickStop()});
+                                 oninput: () => { this.tell(""); this.pickStop(); }});
       this.stepNote = el("span", {class: "ae-step"});
       this.steps = el("div", {class: "ae-row ae-steps"}, el("label", {}, "Training step ", this.slider), this.stepNote);
       this.modelNote = el("p", {class: "ae-note"});
+      this.checkpointNote = el("p", {class: "ae-note ae-checkpoint"});
+      this.notice = el("p", {class: "ae-notice", role: "status", hidden: ""});
       this.input = el("input", {type: "text", class: "ae-seq", spellcheck: "false", autocomplete: "off",
-                                autocapitalize: "off", "aria-label": "sequence", oninput: () => this.update()});
+                                autocapitalize: "off", "aria-label": "sequence",
+                                oninput: () => { this.tell(""); this.update(); }});
       const draws = el("div", {class: "ae-draws"}, el("span", {class: "ae-muted", text: "Draw a random one: "}));
       for (const [kind, label] of Object.entries(X.KINDS)) {
-        draws.append(el("button", {type: "button", "data-kind": kind, text: label, onclick: () => this.draw(kind)}));
+        draws.append(el("button", {type: "button", "data-kind": kind, text: label,
+                                   onclick: () => { this.tell(""); this.draw(kind); }}));
       }
       this.status = el("p", {class: "ae-message", role: "status"});
       this.chips = el("div", {class: "ae-chips", onmouseleave: () => this.setFocus(null)});
       this.result = el("div", {class: "ae-result"});
-      root.append(el("div", {class: "ae-row"}, el("label", {}, "Model ", this.series)), this.steps, this.modelNote,
+      root.append(this.notice, el("div", {class: "ae-row"}, el("label", {}, "Model ", this.series)), this.steps,
+                  this.modelNote, this.compact ? null : this.checkpointNote,
                   el("label", {class: "ae-seq-label"}, "Sequence", this.input), draws, this.status, this.chips,
                   this.result);
       if (this.compact) {  // the link to the explorer in the text just before: it opens the sequence shown here
@@ -91,7 +129,13 @@
           this.link = node.querySelector("a[href*='explorer']");
         }
       }
-      this.pickSeries(hash.step ? Number(hash.step) : null, hash.seq);
+      if (link.problems.length) {
+        const stop = chosen.stops.find(st => st.step === step) || chosen.stops[chosen.stops.length - 1];
+        this.tell(`This page's link could not be followed in full: ${link.problems.join("; ")}. It shows` +
+                  ` ${chosen.label} at step ${thousands(stop.step)}` +
+                  (hash.seq !== undefined ? " with the link's sequence." : " with an example sequence."));
+      }
+      this.pickSeries(step, hash.seq === undefined ? null : hash.seq);
     }
 
     currentSeries() { return this.manifest.series.find(s => s.id === this.series.value); }
@@ -125,13 +169,32 @@
                  ` ${entry.logit_error.toExponential(0)} of PyTorch's`);
       this.modelNote.textContent = parts.join(" · ");
       this.say("Loading the weights…");
+      this.checkpointNote.textContent = "";
       X.loadModel(stop.model).then(model => {
         if (this.stop !== stop) return;  // the reader moved on meanwhile
         this.model = model;
         if (sequence !== null) this.input.value = sequence;
         else if (!this.input.value) this.input.value = model.task.example();
         this.update();
+        if (!this.compact) setTimeout(() => { if (this.stop === stop) this.describeCheckpoint(s, stop, model); }, 0);
       }, err => this.say(String(err.message || err), "error"));
+    }
+
+    // What the model does at this checkpoint, read from its own output (never from what the text expects of it): on
+    // the same random sequences of each kind that needs the lookup, how many it answers right and on how many layer 2
+    // finds the operands' values.
+    describeCheckpoint(series, stop, model) {
+      const key = stop.model;
+      this.behaviours = this.behaviours || {};
+      const found = this.behaviours[key] || (this.behaviours[key] = X.behaviour(model, LOOKUP_KINDS, BEHAVIOUR_COUNT));
+      const kinds = LOOKUP_KINDS.filter(kind => found[kind]);
+      if (!kinds.length) { this.checkpointNote.textContent = ""; return; }
+      const where = series.stops.length > 1 ? `At step ${thousands(stop.step)}` : "This model";
+      const parts = kinds.map(kind => `${X.KINDS[kind]} ${found[kind].right} (${found[kind].finds})`);
+      this.checkpointNote.textContent = `${where}, on ${BEHAVIOUR_COUNT} random sequences of each kind (the same at` +
+        ` every step): the right answers, and in brackets how often layer 2's attention from = has its top two on the` +
+        ` operands' values (the lookup finds them): ${parts.join(" · ")}.`;
+      this.checkpointNote.dataset.behaviour = JSON.stringify(found);
     }
 
     phaseText(series, step) {
@@ -290,7 +353,7 @@
           const w = j <= i ? pattern[i * n + j] : 0;
           const title = j <= i ? `${task.name(tokens[i])} (${i}) → ${task.name(tokens[j])} (${j}): ${fmt(w, 3)}` : "";
           const cell = el("span", {class: "ae-cell" + (j > i ? " ae-masked" : ""), title});
-          if (j <= i) cell.style.background = `rgba(${LAYER_COLOURS[layer]}, ${strength(w).toFixed(3)})`;
+          if (j <= i) cell.style.background = `rgba(${this.layerRgb[layer]}, ${strength(w).toFixed(3)})`;
           cell.addEventListener("mouseenter", () => this.setFocus(i));
           grid.append(cell);
           cells[i].push(cell);
@@ -329,8 +392,11 @@
         const read = from.length ? ` and is read by ${from.join(", ")}` : "";
         return `layer ${layer + 1} attends to ${to.join(", ")}${read}`;
       };
-      this.focusLine.textContent = `${task.name(tokens[i])} at position ${i}: ${describe(0)}; ${describe(1)}.` +
-        (this.compact ? " (The bars under the tokens: blue layer 1, red layer 2.)" : "");
+      this.focusLine.textContent = `${task.name(tokens[i])} at position ${i}: ${describe(0)}; ${describe(1)}.`;
+      if (this.compact) {  // the bars' key, in the bars' own colours
+        const key = layer => el("span", {class: `ae-key ae-key${layer}`, text: `layer ${layer}`});
+        this.focusLine.append(" (The bars under the tokens: ", key(1), ", ", key(2), ".)");
+      }
     }
 
     neuronGroups(c) {  // active neurons grouped by their best frequency; what each group adds to the logit of c

@@ -242,7 +242,7 @@
         const id = this.ids.get(/^pad$/i.test(word) ? "PAD" : word);
         if (id === undefined) {
           const variables = `${this.names[this.var0]}–${this.names[this.var0 + this.nVars - 1]}`;
-          return {error: `"${word}" (token ${i + 1}) is not a token: tokens are the numbers 0–${this.N - 1},` +
+          return {error: `"${word}" at position ${i} is not a token: tokens are the numbers 0–${this.N - 1},` +
                          ` +, =, PAD and the variables ${variables}.`, words, at: i};
         }
         tokens.push(id);
@@ -397,6 +397,46 @@
     }
   }
 
+  // ---------------------------------------------------------------------------------------------- what a model does
+  function seeded(seed) {  // a seeded generator (mulberry32): the same draws at every call
+    let state = seed | 0;
+    return () => {
+      state = (state + 0x6D2B79F5) | 0;
+      let t = Math.imul(state ^ (state >>> 15), 1 | state);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  // What a model does on `count` random sequences of each kind (KINDS), drawn from a fixed seed, so that every model
+  // and every checkpoint is read on the same sequences: how many it answers right, and on how many layer 2's attention
+  // from `=` has its top two on the positions of the operands' values (the lookup finds them: progress measure 6's
+  // test, book/protocol.md). {kind: {drawn, right, finds}}; a kind the task cannot draw is left out.
+  function behaviour(model, kinds, count = 100, seed = 1) {
+    const task = model.task, found = {};
+    for (const kind of kinds) {
+      const random = seeded(seed);
+      let drawn = 0, right = 0, finds = 0;
+      for (let k = 0; k < count; k++) {
+        const tokens = task.draw(kind, random);
+        if (!tokens) break;
+        const query = task.check(tokens);
+        if (query.error) continue;
+        const out = model.run(tokens), n = out.n;
+        drawn++;
+        let best = 0;
+        for (let c = 1; c < out.logits.length; c++) if (out.logits[c] > out.logits[best]) best = c;
+        if (best === query.answer) right++;
+        const row = Array.from({length: n}, (_, j) => out.pattern2[(n - 1) * n + j]);
+        const top = Array.from(row.keys()).sort((a, b) => row[b] - row[a]).slice(0, 2).sort((a, b) => a - b);
+        const values = [query.lhs.source, query.rhs.source].sort((a, b) => a - b);
+        if (top[0] === values[0] && top[1] === values[1]) finds++;
+      }
+      if (drawn) found[kind] = {drawn, right, finds};
+    }
+    return found;
+  }
+
   // ---------------------------------------------------------------------------------------------- the interface
   window.AssignAddExplorer = {
     manifest(m) {  // called by explorer/models.js
@@ -411,6 +451,8 @@
     loadManifest,
     loadModel,
     probabilities,
+    behaviour,
+    seeded,
     KINDS,
     Task,
     // the logits at `=` of many sequences (flat tokens, `n` per sequence), as one flat array: the browser test's way

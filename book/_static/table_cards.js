@@ -1,6 +1,9 @@
 // Tables that read at any width: a table wider than the text column first gets a smaller font (class
 // "table-compact"); one still too wide becomes cards (class "table-cards", book.css): one card per row, each cell
-// under its column's name (data-label), so no table scrolls sideways. Measured again when the window's width changes.
+// under its column's name (data-label), so no table scrolls sideways. A table in a container of class
+// "cards-when-narrow" (the front page's scoreboard) becomes cards on a narrow screen even where it fits: its few wide
+// columns read better as full-width lines than as three columns of a few words each. Measured again when the window's
+// width changes.
 // When the tables have been fitted, <body> gets data-tables-fitted="1".
 (() => {
   const column = () => document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
@@ -42,7 +45,9 @@
     return Math.min(inner, table.parentElement.clientWidth);
   }
 
-  const fits = table => table.getBoundingClientRect().width <= room(table) + 1;
+  const NARROW = 600;
+  const fits = table => table.getBoundingClientRect().width <= room(table) + 1 &&
+                        !(window.innerWidth < NARROW && table.closest(".cards-when-narrow"));
 
   function fitTables() {
     for (const table of tables()) {

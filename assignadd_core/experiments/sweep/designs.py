@@ -124,6 +124,17 @@ C10_ONSET_ARMS = (onset_arm("none"), onset_arm("identity"), onset_arm("wrong_pai
 C10_HOLD_ARMS = (onset_arm("identity", write=ONSET["hold_write"]), onset_arm("wrong_pairs", write=ONSET["hold_write"]))
 C10_PUSH_ARMS = (onset_arm("none"), *(onset_arm(direction, share) for share in C10_PUSH_SHARES
                                       for direction in ("identity", "wrong_pairs")))  # twin, then push and sham
+# R3's double hold (stated 2026-12-06, before its runs): in the cells that passed C10's necessity checks, the hold of
+# both maps and its sham; their twin is c10_onset's
+C10_ROUTE_CELLS = tuple((int(i), int(d)) for i, d in ONSET["route_cells"])
+C10_DOUBLE_HOLD_ARMS = tuple(onset_arm(direction, write=ONSET["double_hold_write"])
+                             for direction in ("identity", "wrong_pairs"))
+
+
+def route_cell(point: "Point") -> bool:
+    return (point.params["train.init_seed"], point.seed) in C10_ROUTE_CELLS
+
+
 # the clamp (stated 2026-12-06, before its runs): the identity pattern held on in the push cells, and its sham; their
 # twin is c10_onset_push's
 C10_CLAMP_MARGIN = float(ONSET["clamp_margin"])
@@ -291,6 +302,13 @@ _SWEEPS = {
                     " identity component of every layer-2 QK update pushed to "
                     + " and ".join(f"{share:g}" for share in C10_PUSH_SHARES) + " times the change W_Q2's own step"
                     f" makes, a wrong-pairs sham as hard, and the twin; {DECIDE_STEPS:,} steps, eager"),
+    "c10_onset_double_hold": c10_onset_sweep(
+        "c10_onset_double_hold", route_cell, C10_DOUBLE_HOLD_ARMS,
+        description=f"R3's double hold: the {len(C10_ROUTE_CELLS)} cells that passed C10's necessity checks, from the"
+                    f" eval at which layer 1 copies for {ONSET['window']:,} steps: the row contrasts of the variable QK"
+                    " map and of the queries' map (the lookup's input at `=` averaged per queried variable, against"
+                    " the values' variable copies) held for the identity pairing or the wrong pairing (the sham); the"
+                    f" twin is c10_onset's; {DECIDE_STEPS:,} steps, eager"),
     "c10_onset_clamp": c10_onset_sweep(
         "c10_onset_clamp", push_cell, C10_CLAMP_ARMS,
         description=f"C10's sufficiency by the clamp: the {len(C10_PUSH_CELLS)} stuck cells of c10_onset_push, from"
