@@ -1,8 +1,9 @@
 """The composition chapter's phrases (report.composition_words) and the readings they come from
-(analysis.composition_study): each phrase follows its numbers, and a reading that is not there gives a phrase, never
+(report.composition_study): each phrase follows its numbers, and a reading that is not there gives a phrase, never
 a missing name."""
 import pandas as pd
-from assignadd_core.analysis import composition_study as study, odds
+from assignadd_core.analysis import odds
+from assignadd_core.report import composition_study as study
 from assignadd_core.report import composition_words as words
 from assignadd_core.rules.stats import rate
 
@@ -141,7 +142,7 @@ def test_design_phrases_name_the_latest_composition_of_the_replicates_too():
 def test_the_arms_have_display_names_and_their_settings_in_words():
     table = study.arm_settings()
     assert "fewer 2-var queries for a while" in table.index and "fewer_2var_queries" not in table.index
-    assert table.loc["fewer 2-var queries for a while", "what it changes"].startswith("two_var_rate 0.1 for 2,000 steps")
+    assert table.loc["fewer 2-var queries for a while", "what it changes"].startswith("2-var rate r = 0.1 for 2,000 steps")
 
 
 def test_a_sensitivity_move_and_a_distance_read_the_last_step_at_or_before():

@@ -218,7 +218,8 @@ def test_the_replicated_designs_figures_draw_every_cell_and_both_scales():
     inits, datas = sorted(table["init"].unique()), sorted(table["data"].unique())
     grid = plots_odds.replicate_count_figure(table, inits, datas, title="t").data[0]
     counts = table.groupby(["init", "data"])["composed"].mean()
-    assert np.isclose(grid.z[0][0], counts[(inits[0], datas[0])]) and grid.text[-1][-1].endswith("of 4")
+    assert np.isclose(grid.z[0][0], counts[(inits[0], datas[0])]) and grid.customdata[-1][-1].endswith("of 4")
+    assert grid.text[-1][-1] == grid.customdata[-1][-1].split(" of ")[0]  # the count in the cell, "k of 4" on hover
     assert all(v is not None for row in grid.z for v in row)  # every cell drawn
     shares = odds.shares_table(odds.fit_crossed(table, draws=200, burn=50))
     names = {"init": "i", "data": "d", "cell": "c", "run": "r"}

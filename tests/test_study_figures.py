@@ -12,7 +12,7 @@ def test_ecdf_and_rescue_figures_carry_every_curve():
     arms = {"continue": pd.DataFrame({"step": [38001, 40000, 45000], "1var_train": [0.57, 0.57, 0.58]}),
             "lr": pd.DataFrame({"step": [40000, 45000], "1var_train": [0.57, 0.99]})}
     fig = plots.rescue_figure(arms, 40000, "t")
-    assert [t.name for t in fig.data] == ["continue", "lr"] and list(fig.data[1].y) == [0.57, 0.99]
+    assert [t.name for t in fig.data] == ["continue unchanged", "lr"]  # an arm by its display name and list(fig.data[1].y) == [0.57, 0.99]
 
 
 def test_outcome_grid_places_each_run_in_its_cell():

@@ -1,11 +1,11 @@
-"""Chapter 10's readings (`analysis.threshold_readings`) on synthetic sweeps whose thresholds are known: which runs
+"""Chapter 10's readings (`report.threshold_readings`) on synthetic sweeps whose thresholds are known: which runs
 each claim reads, what its record holds, and the checks read beside C9's rule (the fit against its data, the fit
 with each seed left out)."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from assignadd_core.analysis import threshold_readings as tr
+from assignadd_core.report import threshold_readings as tr
 from assignadd_core.experiments.sweep.grid import F_GRID, R_GRID
 from assignadd_core.rules import verdicts
 

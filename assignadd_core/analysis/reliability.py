@@ -120,31 +120,8 @@ def eq_attention_by_query(model, rows: int = 256, pools=("0var_train", "1var_tra
 
 
 # ---------------------------------------------------------------------------- the reliability chapter's readings
-SYMBOL = {"train_fraction": "f", "two_var_rate": "r"}  # a swept value by its symbol, as the data chapter writes it
-
-
 STALL_COLUMNS = ["gradient: whitened contrast", "gradient: share in span of the copies",
                  *(f"answers: {k}" for k in (*SHORTCUTS, "other"))]  # `stall_table`'s columns beside the measures
-
-
-def sweep_outcomes(at_paper: dict[int, bool]) -> dict:
-    """The f and r sweeps' finished runs read by seed (`at_paper`: each seed's outcome at the paper's settings): the
-    rate of runs that learned variable assignment, and per seed its runs that composed and the settings where it did
-    not (`by_seed`: seed -> {'composed', 'runs', 'failed': ['f = 0.501', ...], 'won': [...], 'at_paper'})."""
-    from ..experiments.sweep import SWEEPS, results_frame
-    from ..rules.verdicts import composed
-    runs = pd.concat([results_frame(SWEEPS[name]).assign(sweep=name) for name in ("f_sweep", "r_sweep")],
-                     ignore_index=True)
-    done = runs[runs["status"] == "done"] if len(runs) else runs
-    learned = done["1var_train"].map(composed) if len(done) else pd.Series(dtype=bool)
-    by_seed = {}
-    for seed, group in (done.assign(learned=learned).groupby("seed") if len(done) else []):
-        setting = lambda r: f"{SYMBOL[SWEEPS[r.sweep].swept_field]} = {getattr(r, SWEEPS[r.sweep].swept_field):.3f}"  # noqa
-        by_seed[int(seed)] = {"composed": int(group["learned"].sum()), "runs": len(group),
-                              "failed": [setting(r) for r in group[~group["learned"]].itertuples()],
-                              "won": [setting(r) for r in group[group["learned"]].itertuples()],
-                              "at_paper": at_paper.get(int(seed))}
-    return {"rate": composition_rate(int(learned.sum()), len(done)), "runs": len(done), "by_seed": by_seed}
 
 
 def sweep_flips(by_seed: dict) -> dict:

@@ -1,4 +1,4 @@
-"""The phrases of the circuits chapter, one function per section, from the readings of `analysis.circuit_study`: each
+"""The phrases of the circuits chapter, one function per section, from the readings of `circuit_study`: each
 returns {glue name: phrase} for the sentences of the chapter's Markdown. A reading that is not there (no checkpoint
 around the jump, no dense re-run) gives '–', never a missing name."""
 from __future__ import annotations

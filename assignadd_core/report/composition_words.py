@@ -1,5 +1,5 @@
 """The phrases of the composition chapter (*When composition fails*), one function per section, from the readings of
-`analysis.composition_study`: each returns {glue name: phrase}, and the chapter glues them into the sentences of its
+`composition_study`: each returns {glue name: phrase}, and the chapter glues them into the sentences of its
 Markdown (`present.glue_text(**phrases)`). Every phrase is written with `wording`, so its words follow the numbers
 ("none of the 7 interventions rescues it", "shown" or "not shown", "at least as fast" or "more slowly"); a reading
 that is not there (a study not run yet, a fork's tiny runs) gives "–" or "not read yet", never a missing name.
@@ -14,7 +14,7 @@ from . import wording as w
 from .names import measure_named
 from ..rules import verdicts
 
-from ..analysis.composition_study import MODE_WORDS
+from .composition_study import MODE_WORDS
 
 NOT_READ = "not read yet"
 

@@ -18,9 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..analysis import reliability
+from ..analysis.thresholds import (c9_runs, claim_text, composed_runs, composition_by_value, fit_check, leave_one_seed_out,
+                                  logistic_threshold, seed_crossings, summary_report, threshold_summary)
 from ..rules import paper, verdicts
-from .thresholds import (c9_runs, claim_text, composed_runs, composition_by_value, fit_check, leave_one_seed_out,
-                         logistic_threshold, seed_crossings, summary_report, threshold_summary)
 
 __all__ = ["summary_report"]  # the sweeps' mean-curve printout, read from here by the chapter
 
@@ -297,7 +298,7 @@ def r_figure_lines(sweeps: Sweeps) -> dict:
     from ..core.config import RunConfig
     from ..core.data import make_split
     from ..experiments.sweep import SWEEPS
-    from .thresholds import mean_curve
+    from ..analysis.thresholds import mean_curve
     rates = sorted(sweeps.status["r_sweep"][R_FIELD].unique())
     tasks = [RunConfig().replace(**p.overrides).task for p in SWEEPS["r_sweep"].with_seeds([42]).points()]
     labels = protocol_facts()["labels"]
@@ -336,7 +337,7 @@ def power_reading(path: Path) -> dict | None:
 def levels_table(sweeps: Sweeps, levels=(0.5, 0.8, 0.9, 0.95, 0.98)) -> pd.DataFrame:
     """The crossing of each paper sweep's seed-mean curve over every finished run at a few levels (descriptive: the
     verdicts read the rules' level on composed runs, per seed)."""
-    from .thresholds import crossing
+    from ..analysis.thresholds import crossing
     rows = []
     for name, field in zip(MAIN, (F_FIELD, R_FIELD)):
         done = sweeps.done[name]
@@ -380,7 +381,7 @@ def pools_table(sweeps: Sweeps, name: str) -> pd.DataFrame:
 def unlearned_table(sweeps: Sweeps) -> pd.DataFrame:
     """Per sweep (the paper's two and the ablation), the runs that did not learn variable assignment and the crossing
     of the seed-mean curve without them (post hoc, with the values that reached the level earlier)."""
-    from .thresholds import crossing, reached_earlier, values_text
+    from ..analysis.thresholds import crossing, reached_earlier, values_text
     rows = []
     for name in (*MAIN, ABLATION):
         done = sweeps.done[name]
@@ -403,7 +404,7 @@ def unlearned_table(sweeps: Sweeps) -> pd.DataFrame:
 def pool_crossings(sweeps: Sweeps, levels=(0.9, 0.95)) -> pd.DataFrame:
     """Post hoc: the crossing of the seed-mean curve of each r-sweep pool over the runs that learned variable
     assignment, at each level, with how many smaller values already reached it."""
-    from .thresholds import crossing, reached_earlier
+    from ..analysis.thresholds import crossing, reached_earlier
     kept = composed_runs(sweeps.done["r_sweep"])
     rows = []
     for pool in POOLS["r_sweep"]:
@@ -471,7 +472,7 @@ def status_counts(sweeps: Sweeps) -> pd.DataFrame:
 def fit_curve(rows: pd.DataFrame, points: int = 200) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """What C9's figure draws: per r the composed runs that succeed (`thresholds.success_by_value`), and the logistic
     fit's curve (`thresholds.logistic_curve`) over `points` values of r from the first grid value to the last."""
-    from .thresholds import logistic_curve, success_by_value
+    from ..analysis.thresholds import logistic_curve, success_by_value
     table = success_by_value(rows, R_FIELD)
     if not len(table):
         return table, np.array([]), np.array([])
@@ -483,7 +484,7 @@ def ablation_contrast(sweeps: Sweeps) -> dict | None:
     """The ablation read by its rule (`thresholds.coverage_or_frequency` on held-out pairs in 2-var queries), with its
     table as the chapter shows it, the two sweeps' values at the first r ("first_share", "first_rows") and their
     differences above it ("diffs"); None without the ablation's runs."""
-    from .thresholds import coverage_or_frequency
+    from ..analysis.thresholds import coverage_or_frequency
     if not len(sweeps.done[ABLATION]):
         return None
     found = coverage_or_frequency(sweeps.done["r_sweep"], sweeps.done[ABLATION], R_FIELD, HELDOUT_POOL, sweeps.level)
@@ -506,3 +507,26 @@ def fixed(frame: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
     never round one value two ways (numpy's rounding and Python's formatting differ at a trailing 5)."""
     return frame.apply(lambda column: column.map(lambda v: "—" if v != v else f"{v:.{decimals}f}")
                        if column.dtype.kind == "f" else column)
+
+
+# ---------------------------------------------------------------------------- chapter 3 reads the f and r sweeps by seed
+SYMBOL = {"train_fraction": "f", "two_var_rate": "r"}  # a swept value by its symbol, as the data chapter writes it
+
+
+def sweep_outcomes(at_paper: dict[int, bool]) -> dict:
+    """The f and r sweeps' finished runs read by seed (`at_paper`: each seed's outcome at the paper's settings): the
+    rate of runs that learned variable assignment, and per seed its runs that composed and the settings where it did
+    not (`by_seed`: seed -> {'composed', 'runs', 'failed': ['f = 0.501', ...], 'won': [...], 'at_paper'})."""
+    from ..experiments.sweep import SWEEPS, results_frame
+    runs = pd.concat([results_frame(SWEEPS[name]).assign(sweep=name) for name in ("f_sweep", "r_sweep")],
+                     ignore_index=True)
+    done = runs[runs["status"] == "done"] if len(runs) else runs
+    learned = done["1var_train"].map(verdicts.composed) if len(done) else pd.Series(dtype=bool)
+    by_seed = {}
+    for seed, group in (done.assign(learned=learned).groupby("seed") if len(done) else []):
+        setting = lambda r: f"{SYMBOL[SWEEPS[r.sweep].swept_field]} = {getattr(r, SWEEPS[r.sweep].swept_field):.3f}"  # noqa
+        by_seed[int(seed)] = {"composed": int(group["learned"].sum()), "runs": len(group),
+                              "failed": [setting(r) for r in group[~group["learned"]].itertuples()],
+                              "won": [setting(r) for r in group[group["learned"]].itertuples()],
+                              "at_paper": at_paper.get(int(seed))}
+    return {"rate": reliability.composition_rate(int(learned.sum()), len(done)), "runs": len(done), "by_seed": by_seed}

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from ..rules import verdicts
-from . import composition as comp, odds
+from ..analysis import composition as comp, odds
 
 PART_NAMES = {"init": "initialization", "data": "data order", "cell": "the pair", "run": "a run's own chance"}
 SMALL_NUDGE, LARGE_NUDGE = "nudge 1e-07 at step 0", "nudge 1e-02 at step 0"  # basin or chaos reads these two
@@ -375,7 +375,7 @@ def rescue(source_name: str, train_missing: bool) -> dict:
             missing.append(arm)
             continue
         arms[arm] = pd.concat([s.metrics() for s in stages]).drop_duplicates("step", keep="last")
-    from ..report.names import ARM_LABELS
+    from .names import ARM_LABELS
     last = {ARM_LABELS.get(arm, arm): m.iloc[-1] for arm, m in arms.items()}
     table = pd.DataFrame({"1-var train": {a: round(float(r["1var_train"]), 3) for a, r in last.items()},
                           "at step": {a: f"{int(r['step']):,}" for a, r in last.items()},
@@ -452,7 +452,7 @@ def main_outcomes(main_runs, continued_steps: int) -> dict:
     not (`stuck`), and of those the continuations to `continued_steps` that are here (`continued`) and composed
     (`late`)."""
     from ..core.run_folder import Run, run_path
-    from .phases import detect_phases
+    from ..analysis.phases import detect_phases
     main = {int(name[4:]): Run(run_path(name)) for name in main_runs if Run(run_path(name)).is_complete()}
     outcome = {s: verdicts.composed(r.final()["pools"]["1var_train"]) for s, r in main.items()}
     stuck = [s for s, c in outcome.items() if not c]
@@ -511,13 +511,14 @@ def planned(name: str) -> int:
 
 
 def arm_settings() -> pd.DataFrame:
-    """What each rescue arm changes (`experiments.rescue.ARMS`), by its display name: its stages in words."""
+    """What each rescue arm changes (`experiments.rescue.ARMS`), by its display name: its stages in words (the
+    command line's arm names are in `rescue --help`)."""
     from ..experiments.rescue import ARMS
-    from ..report.names import ARM_LABELS
+    from .names import ARM_LABELS
+    setting = {"two_var_rate": "2-var rate r", "lr": "learning rate", "data_seed": "data order seed"}
 
     def stage(changes, steps, edit):
-        what = ", ".join(f"{k.split('.')[-1]} {v:g}" for k, v in changes.items()) or (edit and edit.replace("_", " "))
-        return f"{what or 'the source settings'} for {steps:,} steps"
+        what = ", ".join(f"{setting.get(k.split('.')[-1], k.split('.')[-1])} = {v:g}" for k, v in changes.items())
+        return f"{what or (edit and edit.replace('_', ' ')) or 'the source settings'} for {steps:,} steps"
     return pd.DataFrame({"what it changes": {ARM_LABELS.get(arm, arm): "; then ".join(stage(*s) for s in stages)
-                                             for arm, stages in ARMS.items()},
-                         "rescue --arm": {ARM_LABELS.get(arm, arm): arm for arm in ARMS}}).rename_axis("arm")
+                                             for arm, stages in ARMS.items()}}).rename_axis("arm")
