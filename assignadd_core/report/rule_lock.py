@@ -71,8 +71,8 @@ PARTS = {
     # the rule in force (c10_onset on the onset sweeps' cells) and, while the chapter records C10 from them, the
     # rule of 2026-12-03 (c10_causal) and its inputs
     "C10": ((verdicts.c10_onset, verdicts.c10_necessity, verdicts.c10_sufficiency, verdicts._composed_later,
-             verdicts.c10_clamp, verdicts._window_end, verdicts.c10_design, verdicts.C10Design, verdicts._during, verdicts._delays, verdicts._during_hold,
-             verdicts._necessity_words, steering.clamp_cells,
+             verdicts.c10_clamp, verdicts._window_end, verdicts.c10_design, verdicts.C10Design, verdicts._during,
+             verdicts._delays, verdicts._during_hold, verdicts._necessity_words, steering.clamp_cells,
              verdicts._fails, verdicts._when, stats.sign_test_greater, steering.onset_cells, steering.hold_cells,
              steering.onset_reading, steering.time_to_compose, steering.onset_arm,
              verdicts.c10_causal, steering.arms_table, steering.arm, steering.first_composed, steering.removal_inputs,
@@ -88,12 +88,12 @@ PARTS = {
     # its second part, the double hold, reads C10's necessity test on its own cells
     "R3": ((verdicts.r3_route, verdicts._route_part, verdicts.route_candidate, verdicts.route_term, c10_route.held_inputs,
             stats.sign_test_greater, verdicts.c10_necessity, verdicts._composed_later, verdicts._fails, verdicts._when,
-            verdicts._window_end, verdicts._during, verdicts._delays, verdicts._during_hold, verdicts._necessity_words,
-            steering.hold_cells, steering.onset_cells, steering.onset_reading, steering.time_to_compose,
+            verdicts._window_end, verdicts.c10_design, verdicts.C10Design, verdicts._during, verdicts._delays,
+            verdicts._during_hold, verdicts._necessity_words, steering.hold_cells, steering.onset_cells, steering.onset_reading, steering.time_to_compose,
             steering.onset_arm, *FINISHED),
            (verdicts, ("ROUTE_DROP", "ROUTE_P", "ROUTE_MIN_RUNS", "ROUTE_IDENTITY", "C10_IDENTITY_LOW",
-                       "C10_COPY_MARGIN", "C10_ONSET_P", "C10_MIN_CELLS", "C10_WINDOW", "LEARNED_LEVEL")),
-           FINISHED_LEVEL),
+                       "C10_COPY_MARGIN", "C10_ONSET_P", "C10_MIN_CELLS", "LEARNED_LEVEL")),
+           (verdicts.c10_design, ("C10_WINDOW",)), FINISHED_LEVEL),
     "G1": SHAPE_READINGS,
     "G2": ((*SHAPE_READINGS[0], generality.found_roles, generality.candidates, generality.union_eq_to_values,
             generality.head_sets, generality.eq_patterns, generality.with_roles),
