@@ -1201,7 +1201,7 @@ def test_the_explorers_tool_starts_on_the_first_screen(reader_views, html):
 def test_the_glossary_defines_every_term_with_its_anchor_and_its_values(html):
     """Every anchor of report.glossary.ANCHORS is on the built glossary page, on a definition that opens with its term
     in bold; no substitution is left unfilled; the levels it states are the code's."""
-    from assignadd_core.core.config import COMPOSED_LEVEL
+    from assignadd_core.rules.verdicts import LEARNED_LEVEL
     from assignadd_core.measure.measures import MEASURE_NAMES
     from assignadd_core.report import glossary
     path = html / "book" / "glossary.html"
@@ -1217,7 +1217,7 @@ def test_the_glossary_defines_every_term_with_its_anchor_and_its_values(html):
     assert "{{" not in text and "}}" not in text.split("<script")[0], "a substitution is left unfilled"
     assert len([a for a in glossary.ANCHORS if a.startswith("measure-")]) == len(MEASURE_NAMES)
     values = glossary.values()
-    assert values["composed_level"] == f"{COMPOSED_LEVEL:g}" and f"reaches {values['composed_level']}" in text
+    assert values["composed_level"] == f"{LEARNED_LEVEL:g}" and f"reaches {values['composed_level']}" in text
     assert f"The {values['window_steps']} steps after" in text
 
 

@@ -37,7 +37,7 @@ def test_changing_a_level_the_study_sets_is_caught(monkeypatch):
     profile = verdicts.study_profile()
     changed = {**profile, "c10": {**profile["c10"], "onset": {**profile["c10"]["onset"], "window": 1234}}}
     monkeypatch.setattr(verdicts, "study_profile", lambda: changed)
-    assert rule_lock.unrecorded() == ["C10"]
+    assert rule_lock.unrecorded() == ["C10", "R3"]  # R3's double hold reads C10's window
     monkeypatch.undo()
     monkeypatch.setattr(paper.PaperNumber, "value", property(lambda self: 0.5))
     assert {"C2", "C8", "C9"} <= set(rule_lock.unrecorded())

@@ -30,18 +30,18 @@ def _number(value: float) -> str:
 
 def values() -> dict[str, str]:
     """Every substitution of book/glossary.md, as text."""
-    from ..core.config import COMPOSED_LEVEL, RunConfig
+    from ..core.config import RunConfig
     from ..core.data import POOLS
     from ..measure.measures import MEASURE_NAMES
     from ..experiments.qk_steering import rows_clamped
     from ..rules.study import current
-    from ..rules.verdicts import R2_MIN_REPLICATES
+    from ..rules.verdicts import LEARNED_LEVEL, R2_MIN_REPLICATES
     study = current()
     onset, composition = study["c10"]["onset"], study["composition"]
     config = RunConfig()
     shares = [_number(s) for s in onset["push_shares"]]
     return {
-        "composed_level": _number(COMPOSED_LEVEL),
+        "composed_level": _number(LEARNED_LEVEL),
         "copying_level": _number(onset["trigger"]),
         "window_steps": _number(onset["window"]),
         "push_shares": " or ".join(shares),
