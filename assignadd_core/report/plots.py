@@ -543,7 +543,7 @@ def gradient_identity_figure(table, metrics, jump: int | None, title: str):
     """Top: diagonal contrast of the projected negative gradient (and of W_QK2, and the isotropic
     U Uᵀ baseline) at each checkpoint; bottom: progress measures 3 and 5 from the metrics table."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4],
-                        subplot_titles=["diagonal contrast on the variable copies u_v = W_E[v] OV1",
+                        subplot_titles=["diagonal contrast on the variable copies W_E[v] OV1",
                                         "progress measures"])
     series = {"−∇L on W_QK2 (G)": ("grad_contrast", INK, "solid"),
               "W_QK2 itself (measure 3's map)": ("qk2_contrast", PARTS["lookup"], "solid"),
