@@ -77,3 +77,17 @@ def test_g4_phrases_use_the_tests_own_word():
 def test_the_necessity_conclusion_follows_the_block_test():
     assert tw.necessity_phrases(_need(removal_at=5001))["need_conclusion"].startswith("a delay is what")
     assert tw.necessity_phrases(_need())["need_conclusion"] == "the identity pattern was needed while the hold lasted"
+
+
+def test_the_double_hold_words_follow_its_cells():
+    cell = lambda gap, m3, composed: {"cell": "1/2", "twin": {"trigger": 100, "m3_max": 0.9, "m5_mean": 0.9,  # noqa: E731
+                                                           "composed_at": 500},
+                                      "removal": {"trigger": 100, "m3_max": 0.1, "m5_mean": 0.9 - gap,
+                                                  "composed_at": composed},
+                                      "sham": {"trigger": 100, "m3_max": m3, "m5_mean": 0.9, "composed_at": 600}}
+    broken = [cell(0.3, 0.25, None), cell(0.6, 0.4, None)]
+    words = tw.double_phrases(broken, (4, 4))
+    assert words["double_entered"] == "none of the 2 cells" and words["double_copying"] == "0.30 to 0.60"
+    assert words["double_sham_m3"] == "0.40" and words["double_tested"] == "is not tested"
+    assert words["double_composed"] == "none of the 2 double-held runs"
+    assert tw.double_phrases(broken, (3, 4))["double_runs"] == "not run yet (3 of 4 runs finished)"

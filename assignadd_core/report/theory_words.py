@@ -75,6 +75,26 @@ def clamp_phrases(enough: dict | None, finished: tuple[int, int], cells: list) -
             "clamp_shams": w.k_of_n(sum(bool(c["sham"]["held"]) for c in cells), n, "wrong-pairs clamps")}
 
 
+def double_phrases(double: list, finished: tuple[int, int]) -> dict:
+    """Descriptive beside R3's reading of the double hold (`verdicts.r3_route`), over every cell read: how many pass the
+    checks, how far the double-held runs' layer-1 copying fell below the twin's, the shams' highest measure 3 (their
+    check needs it at or above C10's level) and how many double-held runs composed; or how many runs have finished."""
+    done, planned = finished
+    keys = ("double_entered", "double_copying", "double_sham_m3", "double_composed", "double_tested")
+    read = [c for c in double if all(c.get(arm) is not None for arm in ("twin", "removal", "sham"))]
+    if done < planned or not read:
+        return {"double_runs": f"{NOT_RUN} ({w.k_of_n(done, planned, 'runs')} finished)", **{k: NOT_RUN for k in keys}}
+    need = verdicts.c10_necessity(read)
+    gaps = [c["twin"]["m5_mean"] - c["removal"]["m5_mean"] for c in read]
+    return {"double_runs": w.k_of_n(done, planned, "runs"),
+            "double_entered": w.k_of_n(len(need["cells"]), len(read), "cells"),
+            "double_copying": f"{min(gaps):.2f} to {max(gaps):.2f}",
+            "double_sham_m3": f"{max(c['sham']['m3_max'] for c in read):.2f}",
+            "double_tested": {"shown": "is shown", "not shown": "is not shown"}.get(need["reading"], "is not tested"),
+            "double_composed": w.k_of_n(sum(c["removal"]["composed_at"] is not None for c in read), len(read),
+                                        "double-held runs")}
+
+
 def query_phrases(drops: dict) -> dict:
     """The query-side ablations in phrases: how much the lookup drops when `=`'s variable copy or its copy of positions
     is ablated, in the held runs and in their twins (`c10_route.query_drops`)."""
