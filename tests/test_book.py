@@ -1067,8 +1067,8 @@ KNOWN: dict[str, dict[str, set[str]]] = {
     "code names in figures": {"laptop": set(), "phone": set()},
     "captions naming missing panels": {"laptop": set(), "phone": set()},
     "literal bullets": {"laptop": set(), "phone": set()},
-    "key-results box not whole": {"laptop": set(), "phone": {"09_theory", "14_generality"}},
-    "over eight laptop screens": {"laptop": {"09_theory"}, "phone": set()},
+    "key-results box not whole": {"laptop": set(), "phone": set()},
+    "over eight laptop screens": {"laptop": set(), "phone": set()},
 }
 
 

@@ -134,3 +134,12 @@ def test_phrases_of_missing_runs_are_glued_as_missing_and_the_names_must_match(m
     assert glued == {"a": "x", "b": "2"}
     with pytest.raises(ValueError, match="not the names stated"):
         present.glue_text_when(True, "a b c", lambda: {"a": "x", "b": "y"})
+
+
+def test_a_verdicts_list_of_failed_checks_is_folded_behind_its_count():
+    text = "2 of 4 cells pass their checks (not: 1/2 (sham measure 3 max 0.25 (needs ≥ 0.5)); 3/4 (x)); delayed"
+    shown = present.Result("C10", Verdict(PARTLY, text))._repr_html_()
+    assert "2 of 4 cells pass their checks <details" in shown and "</details>; delayed" in shown  # the count stays open
+    assert "1/2 (sham measure 3 max 0.25 (needs ≥ 0.5)); 3/4 (x)</details>" in shown  # nested parentheses kept whole
+    plain = present.Result("C10", Verdict(PARTLY, "no list here"))._repr_html_()
+    assert "<details" not in plain and "<p>no list here</p>" in plain

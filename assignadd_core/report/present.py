@@ -68,9 +68,31 @@ class Result:
         lead, _, seeds = self.verdict.text.partition(PER_SEED)  # every seed's numbers: in the table, or folded here
         folded = ("" if not seeds else f"<p>Per seed: {html.escape(seeds)}</p>" if self.seeds_open else
                   f"<details><summary>every seed's numbers</summary><p>{html.escape(seeds)}</p></details>")
+        body = f"<div>{fold_failed_checks(lead)}</div>" if FAILED_CHECKS in lead else f"<p>{html.escape(lead)}</p>"
         return (f'<div class="admonition verdict-box" style="border-left-color:{color}">'
                 f'<p class="admonition-title">{self.claim}: {chip(self.verdict.verdict)}'
-                f"</p><p>{html.escape(lead)}</p>{folded}{note}</div>")
+                f"</p>{body}{folded}{note}</div>")
+
+
+FAILED_CHECKS = " (not: "  # where a rule lists the cells that failed their checks, and why (C10's and R3's arms)
+
+
+def fold_failed_checks(text: str) -> str:
+    """`text` as HTML with each list of failed checks folded in place behind its count (a dozen cells run to a dozen
+    lines); the lists nest parentheses, so each ends at the parenthesis that closes it."""
+    out, rest = [], text
+    while FAILED_CHECKS in rest:
+        head, _, tail = rest.partition(FAILED_CHECKS)
+        depth, end = 1, len(tail)
+        for i, ch in enumerate(tail):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth == 0:
+                end = i
+                break
+        out += [html.escape(head), ' <details class="fold-inline"><summary>which not, and why</summary>',
+                html.escape(tail[:end]), "</details>"]
+        rest = tail[end + 1:]
+    return "".join(out) + html.escape(rest)
 
 
 SHORT_OF = "short of the rule"  # the column of `seed_verdicts(..., why_only=True)`

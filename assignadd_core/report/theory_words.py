@@ -156,11 +156,10 @@ def glue_key_results(c10: verdicts.Verdict, r3: verdicts.Verdict, need: dict | N
              "the identity pattern's own term" if "carries the lookup" in r3.text else NOT_RUN)
     glue(KeyResults(
         "Once layer 1 copies, is the identity pattern why composition emerges?",
-        Quote(CLAIMS["C10"].statement, "the paper's summary (its theory section was not available to us)"),
+        Quote(CLAIMS["C10"].statement, "the paper's summary"),
         [Answer.of("C10", c10, because(c10_words, clamp_words).rstrip(".")),
-         Answer.of("R3", r3, f"runs held without the identity pattern compose through {route}")],
-        why=["a gradient's direction cannot show a cause, so the verdict comes from holding the pattern back and on",
-             "a delay is not a block"]))
+         Answer.of("R3", r3, f"held runs compose through {route}")],
+        why="a gradient's direction cannot show a cause: the verdict comes from holding the pattern back and on"))
 
 
 def route_setting(checkpoints, main_seed: int) -> dict:
