@@ -11,7 +11,12 @@ import pandas as pd
 import torch
 
 from ..analysis import circuits, controls, diagnostics, interventions
+from ..analysis.series import series
+from ..core.data import QUERY_TYPE_NAMES, Batch
+from ..core.run_folder import DEFAULT_ROOT, Run, run_path
 from ..rules import verdicts
+from ..rules.study import current
+from .names import POOL_LABELS
 
 PAPER_EXAMPLE = "PAD PAD a 40 PAD j 18 PAD PAD PAD k 9 + a 27 ="  # the paper's own example; `a` holds 40
 
@@ -56,7 +61,6 @@ def around_jump(run, phases: Mapping, task) -> dict:
     """The kept checkpoints on either side of the detected jump (`before`, `after`), the pools and measures there,
     and the circuit's maps (layer 1's attention on the 2-var example, layer 2's variable map) with the map's identity
     rows and diagonal contrast; `maps` is empty when the run has no checkpoint on both sides."""
-    from ..analysis.series import series
     jump, steps = phases["jump"], run.checkpoint_steps()
     before = max((s for s in steps if jump is not None and s < jump), default=None)
     after = min((s for s in steps if jump is not None and s >= jump), default=None)
@@ -77,7 +81,6 @@ def refinement(run, phases: Mapping, task, split) -> dict:
     (and the final weights): the scores, the table of the restricted (variable, side) cells against the trained
     variables' mean, the restricted-minus-trained gap of the score and of each of its four parts, and the detected
     window of the final rise (None when none)."""
-    from ..analysis.series import series
     steps, jump = run.checkpoint_steps(), phases["jump"]
     last = int(run.metrics()["step"].max())
     kept = [s for s in steps if (jump is None or s >= jump) and s != last]
@@ -129,8 +132,6 @@ def position_ablation(model, pools: Mapping) -> pd.DataFrame:
 def patching(model, pools: Mapping) -> dict:
     """Value patching and attention redirection on either operand, per query type and var-restricted pool: the table,
     the shares that follow (for the figure) and their ranges."""
-    from ..core.data import QUERY_TYPE_NAMES, Batch
-    from .names import POOL_LABELS
     train = Batch.cat([pools["0var_train"], pools["1var_train"], pools["2var_train"]])
     by_pool = {QUERY_TYPE_NAMES[t]: train[train.query_type == t] for t in range(len(QUERY_TYPE_NAMES))}
     by_pool |= {POOL_LABELS[k]: pools[k] for k in ("1var_var_restricted", "2var_var_restricted_1",
@@ -163,9 +164,6 @@ def departure(main_run: str) -> dict | None:
     (every few steps, the seed's own weights) beside it: the diagonal contrast and the relabel patch at every 400th
     step from 3,001, and how many of the evaluated steps' pool accuracies equal the committed run's. None when the
     dense re-run is not in this runs folder or `main_run` is not the study's main run."""
-    from ..core.run_folder import DEFAULT_ROOT, Run, run_path
-    from ..rules.study import current
-    from ..analysis.series import series
     runs = current()["runs"]
     followed = runs["dense_followed"]
     dense, later = (Run(run_path(followed[k], DEFAULT_ROOT / "dense")) for k in ("run", "continued"))

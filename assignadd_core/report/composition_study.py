@@ -19,8 +19,14 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from ..rules import verdicts
 from ..analysis import composition as comp, odds
+from ..analysis.phases import detect_phases
+from ..core.config import RunConfig, TaskConfig
+from ..core.data import POOL_NAMES
+from ..core.run_folder import DEFAULT_ROOT, Run, run_path
+from ..measure.measures import MEASURE_NAMES
+from ..rules import verdicts
+from .names import ARM_LABELS
 
 PART_NAMES = {"init": "initialization", "data": "data order", "cell": "the pair", "run": "a run's own chance"}
 SMALL_NUDGE, LARGE_NUDGE = "nudge 1e-07 at step 0", "nudge 1e-02 at step 0"  # basin or chaos reads these two
@@ -31,8 +37,8 @@ MODE_WORDS = {"eager": "eager", "compiled": "compiled", "fp64": "fp64", "compile
 # ---------------------------------------------------------------------------- the studies' tables
 def study(name: str) -> tuple[pd.DataFrame, dict]:
     """A sweep's study table (`composition.study_table`) and its runs' metrics; no rows when it has not run."""
-    from ..experiments.sweep import SWEEPS, results_frame
-    from ..experiments.sweep.store import finished_metrics
+    from ..experiments.sweep import SWEEPS, results_frame  # slow import (the sweep driver loads ray)
+    from ..experiments.sweep.store import finished_metrics  # slow import (the sweep driver loads ray)
     records = results_frame(SWEEPS[name])
     if records.empty:
         return comp.study_table(records, {}), {}
@@ -42,7 +48,7 @@ def study(name: str) -> tuple[pd.DataFrame, dict]:
 
 def finished(name: str, table: pd.DataFrame) -> str:
     """'composition_odds: 128 of 128 runs finished'."""
-    from ..experiments.sweep import SWEEPS
+    from ..experiments.sweep import SWEEPS  # slow import (the sweep driver loads ray)
     return f"{name}: {len(table)} of {len(SWEEPS[name].points())} runs finished"
 
 
@@ -145,7 +151,6 @@ def initializations(D: Mapping, level: float = 0.75) -> dict:
 def r2_power(path=None) -> dict | None:
     """R2's power calculation (`python -m assignadd_core power r2`: `sweeps/r2_power.json` in the runs folder, or
     `path`), with its rows by (scenario, test); None when it has not been computed."""
-    from ..core.run_folder import DEFAULT_ROOT
     path = path or DEFAULT_ROOT / "sweeps" / "r2_power.json"
     if not path.is_file():
         return None
@@ -183,7 +188,7 @@ def modes(mode_seed: int) -> dict:
     """The mode seed in its numerical modes: each mode's outcome (`runs`), the modes whose every logged loss equals
     eager's (`loss_equal`), the relative weight distances between modes (`distances`), the compiled step's gradient
     against eager's at eager's checkpoints (`differences`: medians per checkpoint) and the replays (`replay`)."""
-    from ..experiments import mode_study
+    from ..experiments import mode_study  # a slow import (the training stack)
     base = mode_study.study_root(mode_seed)
     runs = mode_study.outcomes(mode_seed)
     out = {"runs": runs, "base": base, "loss_equal": [], "differences": None, "replay": None,
@@ -236,7 +241,6 @@ def distance_table(distances: pd.DataFrame) -> pd.DataFrame:
 def rates(S: Mapping, cells: pd.DataFrame, main_runs) -> dict:
     """The paper's configuration's rate over the study's seeds (compiled), the crossed design's per mode, and the
     main runs (their full steps) against their re-runs among those seeds: (seed, main composed, re-run composed)."""
-    from ..core.run_folder import Run, run_path
     seeds = S["tables"]["seeds"]
     main = {int(name[4:]): Run(run_path(name)) for name in main_runs if Run(run_path(name)).is_complete()}
     at = seeds.set_index("data")["composed"] if len(seeds) else pd.Series(dtype=bool)
@@ -280,7 +284,7 @@ def sweeps(S: Mapping) -> dict:
 def near(S: Mapping, near_sweeps, by_step: int) -> dict:
     """The same seeds at f and r next to the paper's: per value ('f = 0.648') the outcome changes against the paper's
     configuration (`composition.outcome_changes`), for the sweeps whose every run has finished."""
-    from ..experiments.sweep import SWEEPS, results_frame
+    from ..experiments.sweep import SWEEPS, results_frame  # slow import (the sweep driver loads ray)
     seeds, changes, waiting = S["tables"]["seeds"], {}, []
     for name in near_sweeps:
         sweep, table = SWEEPS[name], study(name)[0]
@@ -305,8 +309,7 @@ def near_table(changes: Mapping[str, Mapping]) -> pd.DataFrame:
 def stream_overlaps(seed: int = 42, steps=range(1, 21)) -> pd.DataFrame:
     """How much of a seed's training stream at a neighbouring f and r is the paper's stream: the share of sequences
     with the same layout and of positions with the same token, over the first `steps`."""
-    from ..core.config import RunConfig, TaskConfig
-    from ..experiments.sweep.grid import F_GRID, R_GRID
+    from ..experiments.sweep.grid import F_GRID, R_GRID  # slow import (the sweep driver loads ray)
     paper = RunConfig().task
     rows = {}
     for field, symbol, value in [("train_fraction", "f", F_GRID[12]), ("two_var_rate", "r", R_GRID[18])]:
@@ -320,7 +323,7 @@ def stream_overlaps(seed: int = 42, steps=range(1, 21)) -> pd.DataFrame:
 def factorial(S: Mapping) -> dict | None:
     """The old factorial with the initialization as the unit (its diagonal left out), and its withdrawn reading;
     None when it has not run."""
-    from ..experiments.sweep.grid import FACTORIAL_SEEDS
+    from ..experiments.sweep.grid import FACTORIAL_SEEDS  # slow import (the sweep driver loads ray)
     table = S["tables"]["factorial"]
     if not len(table):
         return None
@@ -345,8 +348,6 @@ def bf16(S: Mapping) -> dict | None:
 def predictor(S: Mapping, early_steps=range(101, 2002, 100)) -> dict | None:
     """The early predictor chosen on the paper's configuration's seeds alone and scored once on the crossed design's
     runs (seeds it never saw); None without enough finished runs of both outcomes."""
-    from ..core.data import POOL_NAMES
-    from ..measure.measures import MEASURE_NAMES
     seeds, design_ = S["tables"]["seeds"], S["design"]
     train = seeds[seeds["key"].isin(S["logged"]["seeds"])].set_index("key")
     test = design_[design_["key"].isin(S["design_metrics"])].set_index("key")
@@ -364,8 +365,7 @@ def rescue(source_name: str, train_missing: bool) -> dict:
     """The rescue arms branched from a stuck run's final state: each arm's metrics after the branch (`arms`), its last
     1-var train accuracy (`table`) and the arms that composed (`rescued`); `branch` is None when the stuck run is not
     here."""
-    from ..core.run_folder import DEFAULT_ROOT, Run, run_path
-    from ..experiments import rescue as arms_of
+    from ..experiments import rescue as arms_of  # a slow import (the training stack)
     source = Run(run_path(source_name))
     branch = source.config.train.steps if source.config_path.is_file() else None
     arms, missing = {}, []
@@ -375,7 +375,6 @@ def rescue(source_name: str, train_missing: bool) -> dict:
             missing.append(arm)
             continue
         arms[arm] = pd.concat([s.metrics() for s in stages]).drop_duplicates("step", keep="last")
-    from .names import ARM_LABELS
     last = {ARM_LABELS.get(arm, arm): m.iloc[-1] for arm, m in arms.items()}
     table = pd.DataFrame({"1-var train": {a: round(float(r["1var_train"]), 3) for a, r in last.items()},
                           "at step": {a: f"{int(r['step']):,}" for a, r in last.items()},
@@ -399,7 +398,7 @@ def r2_record(S: Mapping, D: Mapping, modes_: Mapping | None, F: Mapping, R: Map
               pred: Mapping | None, arms: Mapping) -> tuple[str, dict]:
     """R2's claim record: its text (the rule's verdict, then what the chapter's other readings show beside it) and
     its details."""
-    from ..experiments.sweep import SWEEPS
+    from ..experiments.sweep import SWEEPS  # slow import (the sweep driver loads ray)
     names, flipped, nudged = S["names"], S["flipped"], S["nudged"]
     answer, fit, basin, r2 = D["answer"], D["fit"], F["basin"], D["r2"]
     parts = []
@@ -451,8 +450,6 @@ def main_outcomes(main_runs, continued_steps: int) -> dict:
     """The main runs (each of the paper's main-run steps): which composed and at what step (`composed`), which did
     not (`stuck`), and of those the continuations to `continued_steps` that are here (`continued`) and composed
     (`late`)."""
-    from ..core.run_folder import Run, run_path
-    from ..analysis.phases import detect_phases
     main = {int(name[4:]): Run(run_path(name)) for name in main_runs if Run(run_path(name)).is_complete()}
     outcome = {s: verdicts.composed(r.final()["pools"]["1var_train"]) for s, r in main.items()}
     stuck = [s for s, c in outcome.items() if not c]
@@ -467,7 +464,7 @@ def main_outcomes(main_runs, continued_steps: int) -> dict:
 def perturbation_kinds() -> dict:
     """The perturbation study's settings (`sweep.grid.FLIP_PERTURBATIONS`) by kind: nudges at step 0 [(size, seeds)],
     later nudges [(size, step, seeds)] and gradient noise [(size, seeds)]."""
-    from ..experiments.sweep.grid import FLIP_PERTURBATIONS
+    from ..experiments.sweep.grid import FLIP_PERTURBATIONS  # slow import (the sweep driver loads ray)
     kinds: dict[tuple, set] = {}
     for perturbation in FLIP_PERTURBATIONS:
         p = {k.removeprefix("train."): v for k, v in perturbation.items()}
@@ -480,7 +477,7 @@ def perturbation_kinds() -> dict:
 
 def where_trained(name: str) -> tuple[list[str], list[str]]:
     """Where a sweep's finished runs trained: the devices ('CPU', 'a GPU') and the modes ('compiled', 'eager')."""
-    from ..experiments.sweep import SWEEPS, results_frame
+    from ..experiments.sweep import SWEEPS, results_frame  # slow import (the sweep driver loads ray)
     records = results_frame(SWEEPS[name])
     if records.empty:
         return [], []
@@ -506,15 +503,14 @@ def prior_move(sensitivity: pd.DataFrame, decimals: int = 2) -> dict:
 
 def planned(name: str) -> int:
     """How many runs a sweep states (finished or not)."""
-    from ..experiments.sweep import SWEEPS
+    from ..experiments.sweep import SWEEPS  # slow import (the sweep driver loads ray)
     return len(SWEEPS[name].points())
 
 
 def arm_settings() -> pd.DataFrame:
     """What each rescue arm changes (`experiments.rescue.ARMS`), by its display name: its stages in words (the
     command line's arm names are in `rescue --help`)."""
-    from ..experiments.rescue import ARMS
-    from .names import ARM_LABELS
+    from ..experiments.rescue import ARMS  # a slow import (the training stack)
     setting = {"two_var_rate": "2-var rate r", "lr": "learning rate", "data_seed": "data order seed"}
 
     def stage(changes, steps, edit):

@@ -12,6 +12,7 @@ glues their words: the runs each claim reads, its verdict and its claim record, 
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +20,14 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import reliability
-from ..analysis.thresholds import (c9_runs, claim_text, composed_runs, composition_by_value, fit_check, leave_one_seed_out,
-                                  logistic_threshold, seed_crossings, summary_report, threshold_summary)
+from ..analysis.thresholds import (c9_runs, claim_text, composed_runs, composition_by_value, coverage_or_frequency,
+                                  crossing, fit_check, leave_one_seed_out, logistic_curve, logistic_threshold,
+                                  mean_curve, reached_earlier, seed_crossings, success_by_value, summary_report,
+                                  threshold_summary, values_text)
+from ..core.config import RunConfig, TaskConfig
+from ..core.data import make_split, split_summary
 from ..rules import paper, verdicts
+from ..rules.study import current
 
 __all__ = ["summary_report"]  # the sweeps' mean-curve printout, read from here by the chapter
 
@@ -47,7 +53,7 @@ class Sweeps:
 
 def load_sweeps(root: Path | None = None, level: float = verdicts.THRESHOLD_LEVEL) -> Sweeps:
     """The sweeps of MAIN, ADDED and ABLATION from `root` (None: the committed runs/sweeps)."""
-    from ..experiments.sweep import SWEEPS, sweep_tables
+    from ..experiments.sweep import SWEEPS, sweep_tables  # slow import (ray)
     status, done = {}, {}
     for name in (*MAIN, ADDED, ABLATION):
         status[name], done[name] = sweep_tables(SWEEPS[name], root)
@@ -90,7 +96,7 @@ def read_c9(sweeps: Sweeps) -> dict:
 
 
 def _common(sweeps: Sweeps, name: str, claim_symbol: str, reading: dict, per_seed: dict) -> dict:
-    from ..experiments.sweep import SWEEPS
+    from ..experiments.sweep import SWEEPS  # slow import (ray)
     done, old = sweeps.done[name], sweeps.summary[name]
     return {"sweep": name, "metric": SWEEPS[name].metric, "level": sweeps.level,
             "per_seed": {label: [c.__dict__ for c in found] for label, found in per_seed.items()},
@@ -174,7 +180,7 @@ def bracket_distance(median: dict, paper: float) -> float:
 def around(done: pd.DataFrame, field: str, first: int, last: int) -> list[tuple[float, pd.DataFrame]]:
     """The composed runs at each grid value from the `first`-th to the `last`-th of the sweep's grid (by index of its
     distinct values in `done`'s composed runs' grid), as (value, runs)."""
-    from ..experiments.sweep.grid import F_GRID, R_GRID
+    from ..experiments.sweep.grid import F_GRID, R_GRID  # slow import (ray)
     grid = F_GRID if field == F_FIELD else R_GRID
     kept = composed_runs(done)
     return [(float(v), g) for v, g in kept.groupby(field) if grid[first] - 1e-6 <= v <= grid[last] + 1e-6]
@@ -183,7 +189,7 @@ def around(done: pd.DataFrame, field: str, first: int, last: int) -> list[tuple[
 def seeds_reach(rows: pd.DataFrame) -> dict:
     """How far up the r grid each seed's runs go: "top" (the seeds that reach the grid's last value), "grid_top" and
     "others_stop" (the largest r the other seeds have; None when every seed reaches the top)."""
-    from ..experiments.sweep.grid import R_GRID
+    from ..experiments.sweep.grid import R_GRID  # slow import (ray)
     reach = rows.groupby("seed")[R_FIELD].max() if len(rows) else pd.Series(dtype=float)
     top = reach >= R_GRID[-1] - 1e-9
     return {"top": sorted(int(s) for s in reach[top].index), "grid_top": float(R_GRID[-1]),
@@ -242,7 +248,6 @@ def swap_reading(done: pd.DataFrame, level: float = verdicts.THRESHOLD_LEVEL) ->
     run answers the pairs whose swap it trained on (>= 0.99) and none of the others (<= 0.01), None if none;
     "near_paper": (f, share), the grid value nearest the paper's f with the share of its held-out pairs whose swap is
     trained (None without runs)."""
-    from ..core.config import RunConfig
     carry = done[done["swap_heldout"].notna()] if "swap_heldout" in done else done.iloc[:0]
     read = {name: verdicts.median_bracket(seed_crossings(carry, F_FIELD, column, level))
             for name, column in (("all", "value"), ("neither", "swap_heldout"))}
@@ -267,9 +272,7 @@ def protocol_facts() -> dict:
     pairs at the smallest and largest f, the variable labels a 2-var row can carry, the 2-var share of the training
     mix with every row kept and at the r grid's first value, and the training pairs any 2-var query covers there and
     at its fifth value."""
-    from ..core.config import RunConfig, TaskConfig
-    from ..core.data import split_summary
-    from ..experiments.sweep.grid import F_GRID, R_GRID
+    from ..experiments.sweep.grid import F_GRID, R_GRID  # slow import (ray)
     task = RunConfig().task
 
     def at(**change) -> dict:
@@ -285,8 +288,6 @@ def protocol_facts() -> dict:
 
 def covered_share(r: float) -> float:
     """The share of the paper's training pairs that appear in some 2-var query when r keeps the 2-var rows."""
-    from ..core.config import RunConfig, TaskConfig
-    from ..core.data import split_summary
     task = RunConfig().task
     found = split_summary(TaskConfig(**{**task.__dict__, "two_var_rate": r}))
     return found["two_var_pairs_covered"] / found["train_pairs"]
@@ -295,10 +296,7 @@ def covered_share(r: float) -> float:
 def r_figure_lines(sweeps: Sweeps) -> dict:
     """The thin lines the r figure draws beside the accuracy ({name: (x, y)}): the share of training pairs in some 2-var
     query on this split and its expectation 1 - (1 - r)^labels, and the ablation's mean accuracy where it has runs."""
-    from ..core.config import RunConfig
-    from ..core.data import make_split
-    from ..experiments.sweep import SWEEPS
-    from ..analysis.thresholds import mean_curve
+    from ..experiments.sweep import SWEEPS  # slow import (ray)
     rates = sorted(sweeps.status["r_sweep"][R_FIELD].unique())
     tasks = [RunConfig().replace(**p.overrides).task for p in SWEEPS["r_sweep"].with_seeds([42]).points()]
     labels = protocol_facts()["labels"]
@@ -315,9 +313,7 @@ def power_reading(path: Path) -> dict | None:
     """C9's power calculation as `python -m assignadd_core power` wrote it (None where it has not run): the seeds it
     was computed from, its simulations and resamples, the width it reads, one row per seed count ("power"), the seed
     count chosen and the step budget's numbers."""
-    import json
 
-    from ..rules.study import current
     path = Path(path)
     if not path.is_file():
         return None
@@ -337,7 +333,6 @@ def power_reading(path: Path) -> dict | None:
 def levels_table(sweeps: Sweeps, levels=(0.5, 0.8, 0.9, 0.95, 0.98)) -> pd.DataFrame:
     """The crossing of each paper sweep's seed-mean curve over every finished run at a few levels (descriptive: the
     verdicts read the rules' level on composed runs, per seed)."""
-    from ..analysis.thresholds import crossing
     rows = []
     for name, field in zip(MAIN, (F_FIELD, R_FIELD)):
         done = sweeps.done[name]
@@ -370,7 +365,7 @@ POOLS = {"f_sweep": ["0var_train", "0var_add_restricted", "1var_add_restricted",
 
 def pools_table(sweeps: Sweeps, name: str) -> pd.DataFrame:
     """Every finished run of a paper sweep with its metric and the pools that tell its generalizations apart."""
-    from ..experiments.sweep import SWEEPS
+    from ..experiments.sweep import SWEEPS  # slow import (ray)
     field = F_FIELD if name == "f_sweep" else R_FIELD
     done = sweeps.done[name]
     table = done.set_index(field)[["seed", "value", *POOLS[name]]].rename(columns={"value": SWEEPS[name].metric})
@@ -381,7 +376,6 @@ def pools_table(sweeps: Sweeps, name: str) -> pd.DataFrame:
 def unlearned_table(sweeps: Sweeps) -> pd.DataFrame:
     """Per sweep (the paper's two and the ablation), the runs that did not learn variable assignment and the crossing
     of the seed-mean curve without them (post hoc, with the values that reached the level earlier)."""
-    from ..analysis.thresholds import crossing, reached_earlier, values_text
     rows = []
     for name in (*MAIN, ABLATION):
         done = sweeps.done[name]
@@ -404,7 +398,6 @@ def unlearned_table(sweeps: Sweeps) -> pd.DataFrame:
 def pool_crossings(sweeps: Sweeps, levels=(0.9, 0.95)) -> pd.DataFrame:
     """Post hoc: the crossing of the seed-mean curve of each r-sweep pool over the runs that learned variable
     assignment, at each level, with how many smaller values already reached it."""
-    from ..analysis.thresholds import crossing, reached_earlier
     kept = composed_runs(sweeps.done["r_sweep"])
     rows = []
     for pool in POOLS["r_sweep"]:
@@ -453,7 +446,7 @@ def rerun_smaller_grid(points: int, steps: int, seeds: list[int], workers: int, 
                        level: float = verdicts.THRESHOLD_LEVEL):
     """Train a smaller grid of each paper sweep on this machine (`points` values, `steps` steps, `seeds`) into a scratch
     folder (finished runs are reused), and yield (the smaller sweep, its grid status, its mean-curve summary)."""
-    from ..experiments.sweep import SWEEPS, run_sweep, sweep_tables, sweeps_dir
+    from ..experiments.sweep import SWEEPS, run_sweep, sweep_tables, sweeps_dir  # slow import (ray)
     scratch = sweeps_dir() / "scratch" / "rerun"
     for name in MAIN:
         sweep = SWEEPS[name]
@@ -472,7 +465,6 @@ def status_counts(sweeps: Sweeps) -> pd.DataFrame:
 def fit_curve(rows: pd.DataFrame, points: int = 200) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """What C9's figure draws: per r the composed runs that succeed (`thresholds.success_by_value`), and the logistic
     fit's curve (`thresholds.logistic_curve`) over `points` values of r from the first grid value to the last."""
-    from ..analysis.thresholds import logistic_curve, success_by_value
     table = success_by_value(rows, R_FIELD)
     if not len(table):
         return table, np.array([]), np.array([])
@@ -484,7 +476,6 @@ def ablation_contrast(sweeps: Sweeps) -> dict | None:
     """The ablation read by its rule (`thresholds.coverage_or_frequency` on held-out pairs in 2-var queries), with its
     table as the chapter shows it, the two sweeps' values at the first r ("first_share", "first_rows") and their
     differences above it ("diffs"); None without the ablation's runs."""
-    from ..analysis.thresholds import coverage_or_frequency
     if not len(sweeps.done[ABLATION]):
         return None
     found = coverage_or_frequency(sweeps.done["r_sweep"], sweeps.done[ABLATION], R_FIELD, HELDOUT_POOL, sweeps.level)
@@ -517,7 +508,7 @@ def sweep_outcomes(at_paper: dict[int, bool]) -> dict:
     """The f and r sweeps' finished runs read by seed (`at_paper`: each seed's outcome at the paper's settings): the
     rate of runs that learned variable assignment, and per seed its runs that composed and the settings where it did
     not (`by_seed`: seed -> {'composed', 'runs', 'failed': ['f = 0.501', ...], 'won': [...], 'at_paper'})."""
-    from ..experiments.sweep import SWEEPS, results_frame
+    from ..experiments.sweep import SWEEPS, results_frame  # slow import (ray)
     runs = pd.concat([results_frame(SWEEPS[name]).assign(sweep=name) for name in ("f_sweep", "r_sweep")],
                      ignore_index=True)
     done = runs[runs["status"] == "done"] if len(runs) else runs
