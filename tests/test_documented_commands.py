@@ -360,10 +360,10 @@ def steps_for(command: Command, box: Sandbox) -> list[Step]:
         return [Step(head, ok("f_sweep", "r_sweep"))]
     if re.match(py + r" sweep (status|annotate) f_sweep$", head):
         return [Step(head, ok("f_sweep"), ("sweeps/f_sweep.jsonl", "sweeps/f_sweep.csv") if readme else None)]
-    if re.match(r"for shape in [\w ]+; do$", head) and "sweep run g4_$shape" in text:  # G4 by seed pairs
-        lines = text.splitlines()  # the loop as written, each shape's sweep tiny (20 steps, one point)
-        body = re.sub(r"\s+#.*$", "", lines[-1])
-        return [Step("\n".join([head, tiny_sweep(lines[1]), body]), ok())]
+    lines = text.splitlines()
+    if re.match(r"for shape in [\w ]+; do$", lines[0]) and "sweep run g4_$shape" in text:  # G4 by seed pairs
+        body = re.sub(r"\s+#.*$", "", lines[-1])  # the loop as written, each shape's sweep tiny (20 steps, one point)
+        return [Step("\n".join([lines[0], tiny_sweep(lines[1]), body]), ok())]
     if re.match(py + r" sweep run ", head):
         if "--device cuda" in head and not cuda_available():
             return [Step(tiny_sweep(head), refused("cuda"))]
