@@ -8,8 +8,8 @@ from .definition import Sweep
 
 def study_sweeps() -> dict[str, Sweep]:
     """The study's sweeps by name (`designs.SWEEPS`)."""
-    from . import designs  # here, not at the top: importing `designs` reads the study profile, only once a sweep is used
-    return designs.SWEEPS
+    from .designs import SWEEPS  # not at the top: importing `designs` reads the study profile
+    return SWEEPS
 
 
 def get_sweep(name: str) -> Sweep:
