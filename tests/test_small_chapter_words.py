@@ -74,3 +74,12 @@ def test_ov_diagonal_pca_rings_and_repair_steps():
     values = pd.Series({1001: 0.5, 3601: 0.95, 5601: 0.85, 7201: 0.93, 40000: 0.99})
     assert diagnostics.repaired_at(values, 0.9) == 7201  # the dip at 5,601 counts: repaired after it
     assert diagnostics.repaired_at(values.iloc[:3], 0.9) is None
+
+
+def test_c6_answer_counts_the_seeds_that_meet_every_condition_with_their_ranges():
+    numbers = pd.DataFrame({"seed42": c6_numbers(ceiling=0.96), "seed49": c6_numbers()}).T
+    rows = {"seed42": Verdict(verdicts.REPRODUCED, ""), "seed49": Verdict(verdicts.PARTLY, "")}
+    answer = chapter_words.c6_answer(rows, numbers)
+    assert answer.startswith("1 of 2 composed seeds meet every condition: matched cosine ")
+    assert "hardest baseline" in answer and "attention patch keeps" in answer
+    assert chapter_words.c6_answer({}, numbers.iloc[:0]) == "no composed seed"

@@ -34,6 +34,18 @@ def c6_shortfalls(n: Mapping, hardest: float) -> list[str]:
     return parts
 
 
+def c6_answer(rows: Mapping, numbers: pd.DataFrame) -> str:
+    """The key results' answer of C6: how many composed seeds meet every condition, with the ranges that decide it
+    (the matched cosine, the hardest baseline, what the attention patch keeps)."""
+    if not len(numbers):
+        return "no composed seed"
+    full = sum(v.verdict == verdicts.REPRODUCED for v in rows.values())
+    hardest = numbers[C6_BASELINES].max(axis=1)
+    return (f"{w.k_of_n(full, len(rows), 'composed seeds')} meet every condition: matched cosine"
+            f" {w.span(numbers['matched'], 3)}, hardest baseline {w.span(hardest, 3)};"
+            f" attention patch keeps {w.percents(numbers['patch_kept'])}")
+
+
 def c6_why(rows: Mapping, numbers: pd.DataFrame) -> list[str]:
     """The key results' why of C6, as phrases: what each seed short of the rule falls short of, and how far every
     seed's matched cosine is above its hardest baseline when that holds for all."""
